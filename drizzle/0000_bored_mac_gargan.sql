@@ -1,0 +1,54 @@
+CREATE TABLE "account_logout" (
+	"user_id" bigint PRIMARY KEY NOT NULL,
+	"reason" text DEFAULT '' NOT NULL,
+	"requested_at" bigint NOT NULL,
+	"delete_after_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "user_device" (
+	"user_id" bigint NOT NULL,
+	"device_id" text NOT NULL,
+	"device_type" text DEFAULT '' NOT NULL,
+	"trust_state" text DEFAULT 'unverified' NOT NULL,
+	"status" smallint DEFAULT 1 NOT NULL,
+	"created_at" bigint NOT NULL,
+	"last_seen_at" bigint NOT NULL,
+	CONSTRAINT "user_device_user_id_device_id_pk" PRIMARY KEY("user_id","device_id")
+);
+--> statement-breakpoint
+CREATE TABLE "users" (
+	"id" bigint PRIMARY KEY NOT NULL,
+	"account" text NOT NULL,
+	"password_hash" text NOT NULL,
+	"nickname" text DEFAULT '' NOT NULL,
+	"avatar" text DEFAULT '' NOT NULL,
+	"description" text DEFAULT '' NOT NULL,
+	"account_type" smallint DEFAULT 0 NOT NULL,
+	"created_at" bigint NOT NULL,
+	"updated_at" bigint NOT NULL,
+	"deleted_at" bigint
+);
+--> statement-breakpoint
+CREATE TABLE "admin_user" (
+	"id" bigint PRIMARY KEY NOT NULL,
+	"account" text NOT NULL,
+	"password_hash" text NOT NULL,
+	"role" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	CONSTRAINT "admin_user_account_unique" UNIQUE("account")
+);
+--> statement-breakpoint
+CREATE TABLE "node_lease" (
+	"node_id" integer PRIMARY KEY NOT NULL,
+	"holder" text NOT NULL,
+	"expires_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "settings" (
+	"key" text PRIMARY KEY NOT NULL,
+	"value" text NOT NULL,
+	"created_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE UNIQUE INDEX "users_account_uq" ON "users" USING btree ("account");--> statement-breakpoint
+CREATE INDEX "users_account_type_idx" ON "users" USING btree ("account_type") WHERE "users"."account_type" <> 0;

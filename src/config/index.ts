@@ -1,0 +1,50 @@
+import { z } from "zod";
+import { fields, type Config } from "./fields.ts";
+
+export type { Config } from "./fields.ts";
+export { fields } from "./fields.ts";
+
+export class ConfigError extends Error {
+  override readonly name = "ConfigError";
+}
+
+/** Reads every field from `env` (process.env by default), then applies `overrides` (tests). */
+export function loadConfig(
+  env: Record<string, string | undefined> = process.env,
+  overrides: Partial<Config> = {},
+): Config {
+  const out: Record<string, unknown> = {};
+  const problems: string[] = [];
+  for (const [key, field] of Object.entries(fields)) {
+    if (key in overrides) {
+      out[key] = (overrides as Record<string, unknown>)[key];
+      continue;
+    }
+    const raw = env[field.env];
+    const parsed = (field.schema as z.ZodType).safeParse(raw === "" && !field.secret ? undefined : raw);
+    if (parsed.success) out[key] = parsed.data;
+    else problems.push(`${field.env}: ${parsed.error.issues.map((i) => i.message).join("; ")}`);
+  }
+  if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
+  const config = out as Config;
+  const refusals = productionRefusals(config);
+  if (refusals.length) throw new ConfigError(`refusing to start in production:\n  ${refusals.join("\n  ")}`);
+  return config;
+}
+
+/** Spec §5.7: what production must have. Pure, so it is table-tested. */
+export function productionRefusals(config: Config): string[] {
+  if (config.env !== "production") return [];
+  const out: string[] = [];
+  if (!config.tokenSecret) out.push(`${fields.tokenSecret.env} (token signing key) is empty`);
+  else if (config.tokenSecret.length < 32) out.push(`${fields.tokenSecret.env} must be at least 32 characters`);
+  if (!config.fieldKey) out.push(`${fields.fieldKey.env} (database field-encryption key) is empty`);
+  if (config.masterCode) out.push(`${fields.masterCode.env} (master verification code) must be empty`);
+  if (!config.apiSignature) out.push(`${fields.apiSignature.env} (API signature verification) must be on`);
+  return out;
+}
+
+/** Config for tests and embedded use: defaults plus overrides, no environment. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return loadConfig({}, { env: "test", port: 0, host: "127.0.0.1", logLevel: "warn", ...overrides });
+}

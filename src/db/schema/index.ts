@@ -1,0 +1,3 @@
+// Every table of Ibis, one file per area. drizzle-kit reads this module.
+export * from "./users.ts";
+export * from "./system.ts";

@@ -1,0 +1,96 @@
+import { PGlite } from "@electric-sql/pglite";
+import { sql, type SQL } from "drizzle-orm";
+import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
+import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import postgres from "postgres";
+import * as schema from "./schema/index.ts";
+import { migrate } from "./migrate.ts";
+
+export type Schema = typeof schema;
+/** The drizzle handle every repository takes: identical API on PGlite and PostgreSQL. */
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+export type StoreKind = "pglite" | "postgres";
+
+export interface Store {
+  readonly kind: StoreKind;
+  readonly db: Db;
+  /** Raw SQL returning rows, normalised across both drivers. */
+  rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** DATABASE_URL: "" → PGlite in dataDir, "memory://" → in-memory PGlite, postgres://… → PostgreSQL. */
+  readonly url: string;
+  readonly dataDir?: string;
+  readonly poolSize?: number;
+  /** A PGlite data-directory dump to start from (tests' template; skips initdb). */
+  readonly pgliteTemplate?: Blob;
+  readonly migrate?: boolean;
+}
+
+/** Rows of a `db.execute` result: postgres.js returns an array, PGlite `{ rows }`. */
+export function rowsOf<T>(result: unknown): T[] {
+  return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
+}
+
+export async function openStore(opts: StoreOptions): Promise<Store> {
+  const store = opts.url.startsWith("postgres://") || opts.url.startsWith("postgresql://")
+    ? openPostgres(opts.url, opts.poolSize ?? 10)
+    : await openPglite(opts);
+  if (opts.migrate !== false) await migrate(store);
+  return store;
+}
+
+function openPostgres(url: string, max: number): Store {
+  const client = postgres(url, {
+    max,
+    onnotice: () => {},
+    // int8 as bigint, so ids never pass through a number even in raw queries.
+    types: { bigint: postgres.BigInt },
+    connection: { application_name: "ibis" },
+  });
+  const db = drizzlePostgres(client, { schema }) as unknown as Db;
+  return {
+    kind: "postgres",
+    db,
+    rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
+    ping: async () => {
+      try {
+        await client`select 1`;
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => client.end({ timeout: 5 }),
+  };
+}
+
+async function openPglite(opts: StoreOptions): Promise<Store> {
+  const dataDir = opts.url === "memory://" ? undefined : opts.dataDir || "./data";
+  const client = await PGlite.create({
+    ...(dataDir ? { dataDir } : {}),
+    ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}),
+  });
+  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  return {
+    kind: "pglite",
+    db,
+    rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
+    ping: async () => {
+      if (client.closed) return false;
+      try {
+        await client.query("select 1");
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    close: () => (client.closed ? Promise.resolve() : client.close()),
+  };
+}
+
+export { sql };

@@ -1,0 +1,73 @@
+import { errors, jwtVerify, SignJWT } from "jose";
+import { fail, ok, type Result } from "../errors.ts";
+import { toId } from "../../ids/tsid.ts";
+
+export type TokenKind = "access" | "refresh";
+
+export interface TokenClaims {
+  readonly userId: bigint;
+  /** Device the token was issued to; "" when the login named none. */
+  readonly deviceId: string;
+  readonly kind: TokenKind;
+  /** Expiry, ms UTC. */
+  readonly expiresAt: number;
+}
+
+export interface TokenSettings {
+  readonly secret: string;
+  readonly accessTtlSec: number;
+  readonly refreshTtlSec: number;
+  readonly clockSkewSec: number;
+}
+
+/**
+ * HS256 access and refresh tokens (spec §5.1). The user id travels as a
+ * string claim (`sub`) so it never passes through a JSON number; `typ` keeps
+ * the two kinds apart, so a refresh token is refused where an access token is
+ * expected and the other way round.
+ */
+export class TokenService {
+  readonly #key: Uint8Array;
+
+  constructor(private readonly settings: TokenSettings, private readonly now: () => number = Date.now) {
+    this.#key = new TextEncoder().encode(settings.secret);
+  }
+
+  async issue(userId: bigint, deviceId: string, kind: TokenKind): Promise<string> {
+    const iat = Math.floor(this.now() / 1000);
+    const ttl = kind === "access" ? this.settings.accessTtlSec : this.settings.refreshTtlSec;
+    return new SignJWT({ did: deviceId, typ: kind })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject(userId.toString())
+      .setIssuedAt(iat)
+      .setExpirationTime(iat + ttl)
+      .setJti(crypto.randomUUID())
+      .sign(this.#key);
+  }
+
+  async pair(userId: bigint, deviceId: string): Promise<{ token: string; refreshtoken: string }> {
+    const [token, refreshtoken] = await Promise.all([
+      this.issue(userId, deviceId, "access"),
+      this.issue(userId, deviceId, "refresh"),
+    ]);
+    return { token, refreshtoken };
+  }
+
+  async verify(token: string, kind: TokenKind): Promise<Result<TokenClaims>> {
+    try {
+      const { payload } = await jwtVerify(token, this.#key, {
+        algorithms: ["HS256"],
+        clockTolerance: this.settings.clockSkewSec,
+        currentDate: new Date(this.now()),
+      });
+      const userId = toId(payload.sub);
+      if (userId === undefined || payload.typ !== kind || typeof payload.exp !== "number") {
+        return fail("unauthorized", kind === "access" ? "invalid access token" : "invalid refresh token");
+      }
+      return ok({ userId, deviceId: typeof payload.did === "string" ? payload.did : "", kind, expiresAt: payload.exp * 1000 });
+    } catch (e) {
+      if (e instanceof errors.JWTExpired) return fail("unauthorized", "token expired");
+      return fail("unauthorized", "invalid token");
+    }
+  }
+}

@@ -1,0 +1,14 @@
+import { Hono } from "hono";
+import type { Services } from "../services.ts";
+import { envelope, json } from "./envelope.ts";
+import { onError } from "./errors.ts";
+import { healthRoutes } from "./routes/health.ts";
+
+/** The REST application: one route module per area, one error mapping. */
+export function createHttpApp(services: Services): Hono {
+  const app = new Hono();
+  app.route("/", healthRoutes(services));
+  app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
+  app.onError(onError(services.log));
+  return app;
+}

@@ -1,0 +1,35 @@
+import type { Context, MiddlewareHandler } from "hono";
+import type { Services } from "../services.ts";
+import { json, preBusinessError } from "./envelope.ts";
+
+export interface AuthUser {
+  readonly userId: bigint;
+  readonly deviceId: string;
+}
+
+export type AppEnv = { Variables: { user: AuthUser } };
+
+/** The bearer token of a request, from `Authorization: Bearer …`. */
+export function bearer(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
+export function unauthorized(c: Context, content: string): Response {
+  return json(c, preBusinessError(401, "unauthorized", content), 401);
+}
+
+/** Access-token check for every authenticated route (spec §5.1, §5.3). */
+export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const token = bearer(c.req.header("authorization"));
+    if (!token) return unauthorized(c, "missing bearer token");
+    const claims = await services.tokens.verify(token, "access");
+    if (!claims.ok) return unauthorized(c, claims.error.msg);
+    c.set("user", { userId: claims.value.userId, deviceId: claims.value.deviceId });
+    await next();
+  };
+}
+
+export const currentUser = (c: Context<AppEnv>): AuthUser => c.get("user");

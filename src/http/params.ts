@@ -1,0 +1,52 @@
+import type { Context } from "hono";
+import type { z } from "zod";
+import { FailureError } from "../domain/errors.ts";
+import { parseJson } from "../protocol/json.ts";
+
+const BODY = "ibis.body";
+
+/**
+ * The request body as an object (JSON through the project codec, or a form),
+ * parsed once per request. Empty body → {}. Malformed JSON → 400.
+ */
+export async function body(c: Context): Promise<Record<string, unknown>> {
+  const cached = c.get(BODY as never) as Record<string, unknown> | undefined;
+  if (cached) return cached;
+  let out: Record<string, unknown> = {};
+  const type = c.req.header("content-type") ?? "";
+  if (type.includes("application/x-www-form-urlencoded") || type.includes("multipart/form-data")) {
+    out = Object.fromEntries(Object.entries(await c.req.parseBody()).filter(([, v]) => typeof v === "string"));
+  } else {
+    const text = await c.req.text();
+    if (text.trim() !== "") {
+      let value: unknown;
+      try {
+        value = parseJson(text);
+      } catch {
+        throw new FailureError({ kind: "bad_request", msg: "malformed JSON body" });
+      }
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        throw new FailureError({ kind: "bad_request", msg: "JSON body must be an object" });
+      }
+      out = value as Record<string, unknown>;
+    }
+  }
+  c.set(BODY as never, out as never);
+  return out;
+}
+
+/** Query parameters merged with the body (body wins): for endpoints that take either. */
+export async function params(c: Context): Promise<Record<string, unknown>> {
+  const merged: Record<string, unknown> = { ...c.req.query() };
+  if (c.req.method !== "GET" && c.req.method !== "HEAD") Object.assign(merged, await body(c));
+  return merged;
+}
+
+/** Validates input with zod; a failure is a 400 naming the first bad field. */
+export function input<S extends z.ZodType>(schema: S, data: unknown): z.output<S> {
+  const parsed = schema.safeParse(data);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0]!;
+  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+  throw new FailureError({ kind: "bad_request", msg: `${where}${issue.message}` });
+}

@@ -1,0 +1,21 @@
+import type { Config } from "./config/index.ts";
+import type { TokenService } from "./domain/auth/tokens.ts";
+import type { Store } from "./db/store.ts";
+import type { IdGenerator } from "./ids/tsid.ts";
+import type { Logger } from "./log.ts";
+import type { Secrets } from "./secrets.ts";
+
+/**
+ * What one Ibis node holds, built once in src/node.ts and passed to the
+ * transports. Domain modules take the narrow pieces they need, not this.
+ */
+export interface Services {
+  readonly config: Config;
+  readonly log: Logger;
+  readonly store: Store;
+  readonly ids: IdGenerator;
+  readonly nodeId: number;
+  readonly secrets: Secrets;
+  readonly tokens: TokenService;
+  readonly now: () => number;
+}
