@@ -2,8 +2,8 @@
 export interface EmbeddedMigration { readonly tag: string; readonly hash: string; readonly statements: readonly string[] }
 export const migrations: readonly EmbeddedMigration[] = [
   {
-    "tag": "0000_bored_mac_gargan",
-    "hash": "ac74ef5e6f57dcf815e39d32142267524e04999956639872fddc75402250e805",
+    "tag": "0000_init",
+    "hash": "0c7433b49a04dfb287343a6c9e5dd9cb535b4cd69c70a0316d380ea7eef15d3b",
     "statements": [
       "CREATE TABLE \"account_logout\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"reason\" text DEFAULT '' NOT NULL,\n\t\"requested_at\" bigint NOT NULL,\n\t\"delete_after_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"user_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"device_type\" text DEFAULT '' NOT NULL,\n\t\"trust_state\" text DEFAULT 'unverified' NOT NULL,\n\t\"status\" smallint DEFAULT 1 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"last_seen_at\" bigint NOT NULL,\n\tCONSTRAINT \"user_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
@@ -11,8 +11,13 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE TABLE \"admin_user\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"account\" text NOT NULL,\n\t\"password_hash\" text NOT NULL,\n\t\"role\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"admin_user_account_unique\" UNIQUE(\"account\")\n);",
       "CREATE TABLE \"node_lease\" (\n\t\"node_id\" integer PRIMARY KEY NOT NULL,\n\t\"holder\" text NOT NULL,\n\t\"expires_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"settings\" (\n\t\"key\" text PRIMARY KEY NOT NULL,\n\t\"value\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"messages\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"client_id\" text NOT NULL,\n\t\"chat_type\" text NOT NULL,\n\t\"from_id\" bigint,\n\t\"to_id\" bigint NOT NULL,\n\t\"msg_type\" text DEFAULT '' NOT NULL,\n\t\"action\" text DEFAULT '' NOT NULL,\n\t\"payload\" text NOT NULL,\n\t\"e2ee\" text,\n\t\"created_at\" text,\n\t\"server_ts\" bigint NOT NULL\n);",
       "CREATE UNIQUE INDEX \"users_account_uq\" ON \"users\" USING btree (\"account\");",
-      "CREATE INDEX \"users_account_type_idx\" ON \"users\" USING btree (\"account_type\") WHERE \"users\".\"account_type\" <> 0;"
+      "CREATE INDEX \"users_account_type_idx\" ON \"users\" USING btree (\"account_type\") WHERE \"users\".\"account_type\" <> 0;",
+      "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\");",
+      "CREATE INDEX \"messages_c2c_pair_idx\" ON \"messages\" USING btree (least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\"),\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
+      "CREATE INDEX \"messages_c2g_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
+      "CREATE INDEX \"messages_server_ts_idx\" ON \"messages\" USING btree (\"server_ts\");"
     ]
   }
 ];

@@ -1,3 +1,4 @@
 // Every table of Ibis, one file per area. drizzle-kit reads this module.
 export * from "./users.ts";
 export * from "./system.ts";
+export * from "./messages.ts";

@@ -50,5 +50,23 @@ CREATE TABLE "settings" (
 	"created_at" bigint NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "messages" (
+	"id" bigint PRIMARY KEY NOT NULL,
+	"client_id" text NOT NULL,
+	"chat_type" text NOT NULL,
+	"from_id" bigint,
+	"to_id" bigint NOT NULL,
+	"msg_type" text DEFAULT '' NOT NULL,
+	"action" text DEFAULT '' NOT NULL,
+	"payload" text NOT NULL,
+	"e2ee" text,
+	"created_at" text,
+	"server_ts" bigint NOT NULL
+);
+--> statement-breakpoint
 CREATE UNIQUE INDEX "users_account_uq" ON "users" USING btree ("account");--> statement-breakpoint
-CREATE INDEX "users_account_type_idx" ON "users" USING btree ("account_type") WHERE "users"."account_type" <> 0;
+CREATE INDEX "users_account_type_idx" ON "users" USING btree ("account_type") WHERE "users"."account_type" <> 0;--> statement-breakpoint
+CREATE UNIQUE INDEX "messages_sender_client_id_uq" ON "messages" USING btree (coalesce("from_id", 0),"client_id");--> statement-breakpoint
+CREATE INDEX "messages_c2c_pair_idx" ON "messages" USING btree (least("from_id", "to_id"),greatest("from_id", "to_id"),"id") WHERE "messages"."chat_type" = 'C2C';--> statement-breakpoint
+CREATE INDEX "messages_c2g_idx" ON "messages" USING btree ("to_id","id") WHERE "messages"."chat_type" = 'C2G';--> statement-breakpoint
+CREATE INDEX "messages_server_ts_idx" ON "messages" USING btree ("server_ts");

@@ -1,0 +1,42 @@
+import { sql } from "drizzle-orm";
+import { index, pgTable, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { id, ms } from "./columns.ts";
+
+/**
+ * Every stored message (spec §2.8), C2C, C2G, C2S and S2C alike. `id` is the
+ * server-minted tsid (ordering, paging, marks); `client_id` is the §2.8 id
+ * string the sender chose, the idempotency key per sender.
+ * `payload` holds the payload's JSON text (or the Base64 ciphertext string
+ * when encrypted) exactly as it will be sent: no re-encoding per delivery.
+ */
+export const messages = pgTable(
+  "messages",
+  {
+    id: id("id").primaryKey(),
+    clientId: text("client_id").notNull(),
+    /** C2C, C2G, C2S or S2C. */
+    chatType: text("chat_type").notNull(),
+    /** Sender; null for S2C. */
+    fromId: id("from_id"),
+    /** Receiving user (C2C, C2S, S2C) or group (C2G). */
+    toId: id("to_id").notNull(),
+    msgType: text("msg_type").notNull().default(""),
+    action: text("action").notNull().default(""),
+    /** JSON text of the payload object, or the Base64 ciphertext string (then `e2ee` is set). */
+    payload: text("payload").notNull(),
+    /** JSON text of the e2ee metadata; null when not encrypted. */
+    e2ee: text("e2ee"),
+    /** Client creation time as sent (RFC 3339 string or ms), JSON text; null when absent. */
+    createdAt: text("created_at"),
+    serverTs: ms("server_ts").notNull(),
+  },
+  (t) => [
+    uniqueIndex("messages_sender_client_id_uq").on(sql`coalesce(${t.fromId}, 0)`, t.clientId),
+    // History and conversation views.
+    index("messages_c2c_pair_idx")
+      .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, t.id)
+      .where(sql`${t.chatType} = 'C2C'`),
+    index("messages_c2g_idx").on(t.toId, t.id).where(sql`${t.chatType} = 'C2G'`),
+    index("messages_server_ts_idx").on(t.serverTs),
+  ],
+);

@@ -1,0 +1,130 @@
+/**
+ * The contract between the transport (src/ws), the delivery engine
+ * (src/delivery) and the social graph (src/domain/social). Each side builds
+ * against these types only; src/node.ts wires the implementations together.
+ */
+import type { Result } from "../domain/errors.ts";
+
+/** Chat kinds (spec §1). */
+export type ChatType = "C2C" | "C2G" | "C2S" | "S2C";
+
+/** E2EE metadata (spec §2.8). */
+export interface E2eeMeta {
+  e2ee: true;
+  e2ee_ver: number;
+  e2ee_suite: string;
+  nonce: string;
+  keys: { did: string; kid?: string; wrap_alg: string; ek: string }[];
+}
+
+/**
+ * One message in the §2.8 structure, as it flows through the server.
+ * Ids are bigint; `from` is null for S2C (written "" on the wire).
+ */
+export interface ImMessage {
+  /** `<TYPE>.<tsid>.<ms>.<random>`; minted by the server for S2C. */
+  id: string;
+  /** C2C, C2G, C2S, S2C, or an answer form: C2C_SERVER_ACK, …, CLIENT_ACK_CONFIRM. */
+  type: string;
+  from: bigint | null;
+  to: bigint;
+  /** Object for plain messages; Base64 ciphertext string when encrypted. */
+  payload: unknown;
+  msg_type?: string;
+  action?: string;
+  created_at?: string | number;
+  server_ts: number;
+  e2ee?: E2eeMeta;
+  in_reply_to?: string;
+}
+
+/**
+ * A message on its way out. The transport encodes it at most once per
+ * encoding and caches the bytes here, so a fan-out to N devices costs one
+ * encode per sub-protocol, not N.
+ */
+export class Outbound {
+  /** Encoding cache, owned by the transport (keys: "json", "pb", "v2", …). */
+  readonly encoded: Record<string, string | Uint8Array | undefined> = {};
+  constructor(readonly msg: ImMessage) {}
+}
+
+export interface DeviceAddress {
+  readonly userId: bigint;
+  readonly deviceId: string;
+}
+
+/** What `Session.send` did with a message. */
+export type SendOutcome = "sent" | "queued" | "closed";
+
+/** One open WebSocket of one device on this node (implemented by src/ws). */
+export interface Session extends DeviceAddress {
+  /** Unique per node for the connection's lifetime. */
+  readonly connId: number;
+  readonly deviceType: string;
+  /** Encodes for this connection's sub-protocol and sends. Never throws. */
+  send(out: Outbound): SendOutcome;
+  /** Closes with a close code from docs/websocket.md. */
+  close(code: number, reason: string): void;
+}
+
+/** This node's open sessions (implemented by src/ws). */
+export interface SessionRegistry {
+  /** Every local session of a user, all devices. */
+  sessionsOf(userId: bigint): readonly Session[];
+  session(userId: bigint, deviceId: string): Session | undefined;
+}
+
+/** A client acknowledgement, from any of its three forms (text, protobuf, svc.v2 frame ACK). */
+export interface ClientAck {
+  /** C2C, C2G, C2S or S2C: the direction of the acknowledged message. */
+  readonly type: ChatType;
+  /** The acknowledged message's id; a frame ACK gives only the tsid segment (decimal). */
+  readonly msgId: string;
+  /** Device id claimed by the ack; must be the connection's device. */
+  readonly did: string;
+  /** In the svc.v2 frame ACK form msgId is only the tsid segment. */
+  readonly tsidOnly?: boolean;
+}
+
+/**
+ * The delivery engine as the transport sees it (implemented by src/delivery).
+ * The transport decodes bytes and throttles; the engine validates, stores,
+ * acknowledges, routes and retries.
+ */
+export interface DeliveryEngine {
+  /** A device connected: presence, takeover already handled, pull_offline_msg if it has pending messages. */
+  onOpen(session: Session): void;
+  onClose(session: Session): void;
+  /**
+   * A decoded business message (JSON object, or protobuf decoded to the same
+   * field names). The engine answers on `session` (SERVER_ACK or a refusal).
+   */
+  onMessage(session: Session, raw: Record<string, unknown>): void;
+  onAck(session: Session, ack: ClientAck): void;
+}
+
+/** Server-originated notices (S2C), for every module that emits §6 events. */
+export interface Notifier {
+  /** Stores an S2C to every device of each user and pushes it with the S2C retry schedule. */
+  notify(
+    userIds: Iterable<bigint>,
+    action: string,
+    payload: Record<string, unknown>,
+    opts?: { readonly exceptDevice?: DeviceAddress },
+  ): Promise<void>;
+  /** An S2C to one device only, not stored (refusals, answers to that connection). */
+  tell(session: Session, action: string, payload: Record<string, unknown>, inReplyTo?: string): void;
+}
+
+/** What delivery asks the social graph (implemented by src/domain/social). */
+export interface SocialGraph {
+  /** May `from` send C2C to `to`? Failure kinds: user_not_found, not_a_friend, in_denylist, permission_denied. */
+  checkC2C(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Promise<Result<void>>;
+  /** Members of group `groupId` when `userId` is one; failure not_group_member (or not_found). */
+  groupMembers(userId: bigint, groupId: bigint): Promise<Result<readonly bigint[]>>;
+  /** Friends of a user (presence fan-out). */
+  friendsOf(userId: bigint): Promise<readonly bigint[]>;
+  /** After a C2G message is stored: mentions (payload.at_uids) and conversation bookkeeping. */
+  afterGroupMessage(msg: ImMessage, groupId: bigint, serverId: bigint): Promise<void>;
+}
