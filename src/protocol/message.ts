@@ -192,7 +192,8 @@ export function decodeProtoMessage(bytes: Uint8Array): Record<string, unknown> |
   }
   const type = DIRECTION_NAME.get(m.type);
   if (type === undefined) return undefined;
-  const out: Record<string, unknown> = { id: m.id, type, from: type === "S2C" ? "" : m.from, to: m.to };
+  // from 0 is the server (null in ImMessage, "" in JSON): no user has id 0.
+  const out: Record<string, unknown> = { id: m.id, type, from: m.from === 0n ? "" : m.from, to: m.to };
   if (m.payload.length > 0) {
     const p = payloadValue(m.payload, m.e2ee?.e2ee === true);
     if (!p.ok) return undefined;
