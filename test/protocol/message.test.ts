@@ -118,6 +118,46 @@ describe("protobuf", () => {
     });
   }
 
+  test("property: protobuf and JSON paths give the same object for random messages", () => {
+    // Real ids are above 2^53 (below that JSON parses to number, protobuf to bigint; toId takes both).
+    const id = fc.bigInt({ min: 1n << 53n, max: (1n << 63n) - 1n });
+    const nonEmpty = fc.string({ minLength: 1, maxLength: 12 });
+    const key = fc.record({ did: nonEmpty, kid: fc.option(nonEmpty, { nil: undefined }), wrap_alg: nonEmpty, ek: nonEmpty }).map((k) => {
+      if (k.kid === undefined) delete k.kid;
+      return k;
+    });
+    const meta = fc.record({
+      e2ee: fc.constant(true as const),
+      e2ee_ver: fc.integer({ min: 1, max: 9 }),
+      e2ee_suite: nonEmpty,
+      nonce: nonEmpty,
+      keys: fc.array(key, { maxLength: 3 }),
+    });
+    const message = fc.record(
+      {
+        id: fc.string({ maxLength: 40 }),
+        type: fc.constantFrom("C2C", "C2G", "C2S", "S2C", "C2C_SERVER_ACK", "CLIENT_ACK_CONFIRM"),
+        from: fc.option(id, { nil: null }),
+        to: id,
+        payload: fc.jsonValue().map((v) => (Object.is(v, -0) ? 0 : v)),
+        msg_type: fc.constantFrom("text", "image", "visitCard", "webrtcVideo", "unsupported"),
+        action: nonEmpty,
+        created_at: fc.integer({ min: 1, max: 2 ** 45 }),
+        server_ts: fc.integer({ min: 1, max: 2 ** 45 }),
+        e2ee: meta,
+        in_reply_to: nonEmpty,
+      },
+      { requiredKeys: ["id", "type", "from", "to", "payload", "server_ts"] },
+    );
+    fc.assert(
+      fc.property(message, (m) => {
+        const msg = m as ImMessage;
+        expect(decodeProtoMessage(messageProto(msg))).toEqual(jsonShape(msg));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   test("field numbers of §4.5 on the wire", () => {
     const bytes = messageProto(msgs.c2cText!);
     // id is field 1 (tag 0x0a), type field 2 (tag 0x10, C2C = 1), from sint64 field 3 (tag 0x18, zigzag).
