@@ -7,14 +7,8 @@
 import type { ClientAck } from "../delivery/ports.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
 import { parseJsonBytes, tryParseJson } from "./json.ts";
-import {
-  decodeProtoClientAck,
-  decodeProtoMessage,
-  isClientAckPayload,
-  isProtoClientAck,
-  parseClientAckBytes,
-  parseClientAckText,
-} from "./message.ts";
+import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
+import { decodeClientAckPb } from "./pb.ts";
 
 const OPEN_BRACE = 0x7b;
 
@@ -42,8 +36,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
 export function decodeAck(bytes: Uint8Array): ClientAck | null | undefined {
   if (isClientAckPayload(bytes)) return parseClientAckBytes(bytes) ?? null;
   // A JSON object is never a protobuf ClientAck; skip the tag scan for it.
-  if (looksLikeJsonObject(bytes) || !isProtoClientAck(bytes)) return undefined;
-  return decodeProtoClientAck(bytes) ?? null;
+  return looksLikeJsonObject(bytes) ? undefined : decodeClientAckPb(bytes);
 }
 
 /** The text form on svc-json / text connections; same three answers as `decodeAck`. */
