@@ -1,6 +1,8 @@
 import { and, asc, count, eq, ilike, isNull, or } from "drizzle-orm";
 import { z } from "zod";
+import { ConfigError, fields } from "../../config/index.ts";
 import { users } from "../../db/schema/index.ts";
+import { tryParseJson } from "../../protocol/json.ts";
 import type { Db } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import { containsPattern } from "./mentions.ts";
@@ -81,8 +83,13 @@ export async function seedAssistants(db: Db, ids: IdGenerator, specs: readonly A
   return out;
 }
 
-/** IBIS_ASSISTANTS (JSON array of AssistantSpec); empty → none. Throws on a malformed value. */
+/** IBIS_ASSISTANTS (JSON array of AssistantSpec); empty → none. A malformed value stops the start (ConfigError). */
 export function assistantsFromConfig(text: string): AssistantSpec[] {
   if (text.trim() === "") return [];
-  return z.array(assistantSpec).parse(JSON.parse(text));
+  const parsed = tryParseJson(text);
+  const specs = parsed.ok ? z.array(assistantSpec).safeParse(parsed.value) : undefined;
+  if (!specs?.success) {
+    throw new ConfigError(`${fields.assistants.env}: must be a JSON array of {account, nickname?, avatar?, description?}`);
+  }
+  return specs.data;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
+import { ConfigError } from "../../../src/config/index.ts";
 import { TtlCache } from "../../../src/domain/social/cache.ts";
+import { assistantsFromConfig, presencePayload } from "../../../src/domain/social/index.ts";
 import { idList, pickId } from "../../../src/domain/social/input.ts";
 import {
   can,
@@ -115,5 +117,19 @@ describe("TtlCache", () => {
     const off = new TtlCache<string, number>(0, 10, () => now);
     off.set("a", 1);
     expect(off.get("a")).toBeUndefined();
+  });
+});
+
+describe("assistants config and presence payload", () => {
+  test("IBIS_ASSISTANTS: empty → none; valid → specs with defaults; malformed → ConfigError naming the variable", () => {
+    expect(assistantsFromConfig("")).toEqual([]);
+    expect(assistantsFromConfig('[{"account":"a"}]')).toEqual([{ account: "a", nickname: "", avatar: "", description: "" }]);
+    for (const bad of ["{", '{"account":"a"}', '[{"nickname":"x"}]', '[{"account":""}]']) {
+      expect(() => assistantsFromConfig(bad)).toThrow(ConfigError);
+      expect(() => assistantsFromConfig(bad)).toThrow("IBIS_ASSISTANTS");
+    }
+  });
+  test("presence payload carries both id keys, exact", () => {
+    expect(presencePayload(2n ** 62n)).toEqual({ user_id: 2n ** 62n, uid: 2n ** 62n });
   });
 });
