@@ -3,7 +3,9 @@ import type { Db, Store } from "../../db/store.ts";
 import type { Notifier } from "../../delivery/ports.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import type { Logger } from "../../log.ts";
-import type { SocialFacts } from "./facts.ts";
+import { fail, ok, type Result } from "../errors.ts";
+import type { GroupFacts, SocialFacts } from "./facts.ts";
+import type { GroupRole } from "./rules.ts";
 
 /** What every social service holds: storage, ids, clock, the notifier and the shared fact cache. */
 export interface SocialContext {
@@ -29,4 +31,12 @@ export async function emit(
   } catch (err) {
     ctx.log.error("social notify failed", { action, err });
   }
+}
+
+/** A live group the caller is a member of, read fresh (REST authorisation): not_found / not_group_member otherwise. */
+export async function membership(ctx: SocialContext, me: bigint, gid: bigint): Promise<Result<GroupFacts & { role: GroupRole }>> {
+  const group = await ctx.facts.group(gid, true);
+  if (!group) return fail("not_found", "group not found");
+  const role = group.roles.get(me);
+  return role ? ok({ ...group, role }) : fail("not_group_member", "not a member of this group");
 }

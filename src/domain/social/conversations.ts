@@ -3,7 +3,7 @@ import { conversationStates } from "../../db/schema/index.ts";
 import { toId } from "../../ids/tsid.ts";
 import { tryParseJson } from "../../protocol/json.ts";
 import { fail, ok, type Result } from "../errors.ts";
-import type { SocialContext } from "./context.ts";
+import { membership, type SocialContext } from "./context.ts";
 import {
   conversationKey,
   mergeConversations,
@@ -101,11 +101,9 @@ export class ConversationService {
   }
 
   /** Only a conversation the caller can have: an existing peer, or a group the caller is in. */
-  async #check(me: bigint, type: ConversationType, id: bigint): Promise<Result<void>> {
+  async #check(me: bigint, type: ConversationType, id: bigint): Promise<Result<unknown>> {
     if (type === "c2c") return (await this.ctx.facts.user(id)) ? ok(undefined) : fail("user_not_found", "user not found");
-    const group = await this.ctx.facts.group(id, true);
-    if (!group) return fail("not_found", "group not found");
-    return group.roles.has(me) ? ok(undefined) : fail("not_group_member", "not a member of this group");
+    return membership(this.ctx, me, id);
   }
 
   async pin(me: bigint, type: ConversationType, id: bigint, isPinned: boolean): Promise<Result<Record<string, unknown>>> {

@@ -1,7 +1,7 @@
 import { and, asc, count, desc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
 import { groupMembers, groups, users } from "../../db/schema/index.ts";
 import { fail, ok, type Result } from "../errors.ts";
-import { emit, type SocialContext } from "./context.ts";
+import { emit, membership, type SocialContext } from "./context.ts";
 import type { GroupFacts } from "./facts.ts";
 import { can, type GroupAction, type GroupAttr, type GroupRole } from "./rules.ts";
 import { profiles } from "./users.ts";
@@ -63,12 +63,9 @@ export class GroupService {
 
   /** The group and the caller's role when the caller may do `action` (fresh from the database). */
   async access(me: bigint, gid: bigint, action: GroupAction): Promise<Result<GroupFacts & { role: GroupRole }>> {
-    const facts = await this.ctx.facts.group(gid, true);
-    if (!facts) return fail("not_found", "group not found");
-    const role = facts.roles.get(me);
-    if (!role) return fail("not_group_member", "not a member of this group");
-    if (!can(role, action)) return fail("permission_denied", `a ${role} cannot ${action.replace("_", " ")} this group`);
-    return ok({ ...facts, role });
+    const member = await membership(this.ctx, me, gid);
+    if (!member.ok || can(member.value.role, action)) return member;
+    return fail("permission_denied", `a ${member.value.role} cannot ${action.replace("_", " ")} this group`);
   }
 
   async #row(gid: bigint): Promise<GroupRow> {

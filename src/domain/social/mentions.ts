@@ -2,7 +2,7 @@ import { and, asc, count, desc, eq, ilike, ne, or, sql, type SQL } from "drizzle
 import { groupMembers, mentions, users } from "../../db/schema/index.ts";
 import type { ImMessage } from "../../delivery/ports.ts";
 import { fail, ok, type Result } from "../errors.ts";
-import type { SocialContext } from "./context.ts";
+import { membership, type SocialContext } from "./context.ts";
 import { idList } from "./input.ts";
 import { mentionTargets } from "./rules.ts";
 
@@ -68,11 +68,8 @@ export class MentionService {
     return targets.length;
   }
 
-  async #memberCheck(me: bigint, gid: bigint | undefined): Promise<Result<void>> {
-    if (gid === undefined) return ok(undefined);
-    const group = await this.ctx.facts.group(gid, true);
-    if (!group) return fail("not_found", "group not found");
-    return group.roles.has(me) ? ok(undefined) : fail("not_group_member", "not a member of this group");
+  async #memberCheck(me: bigint, gid: bigint | undefined): Promise<Result<unknown>> {
+    return gid === undefined ? ok(undefined) : membership(this.ctx, me, gid);
   }
 
   #visible(me: bigint, extra: (SQL | undefined)[]) {
