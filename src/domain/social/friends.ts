@@ -3,6 +3,7 @@ import { friendRequests, friends, users } from "../../db/schema/index.ts";
 import { stringifyJson } from "../../protocol/json.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { emit, type SocialContext } from "./context.ts";
+import { userKeys } from "./rules.ts";
 import { profiles, userCard } from "./users.ts";
 
 const PENDING = 0;
@@ -30,9 +31,9 @@ export class FriendService {
         target: [friendRequests.fromId, friendRequests.toId],
         set: { payload: text, status: PENDING, updatedAt: now },
       });
-    const card = userCard(me, (await profiles(this.ctx.db, [me])).get(me));
-    await emit(this.ctx, [to], "apply_friend", { ...card, from: me, to, payload, created_at: now });
-    return ok({ ...userCard(to, undefined), status: "pending" });
+    const cards = await profiles(this.ctx.db, [me, to]);
+    await emit(this.ctx, [to], "apply_friend", { ...userCard(me, cards.get(me)), from: me, to, payload, created_at: now });
+    return ok({ ...userCard(to, cards.get(to)), status: "pending" });
   }
 
   /** Accepts the pending request `from` → `me`; a missing, accepted or rejected request is refused. */
@@ -73,7 +74,7 @@ export class FriendService {
       .where(and(eq(friendRequests.fromId, from), eq(friendRequests.toId, me), eq(friendRequests.status, PENDING)))
       .returning({ fromId: friendRequests.fromId });
     if (updated.length === 0) return fail("not_found", "no pending friend request from this user");
-    return ok(userCard(from, undefined));
+    return ok(userKeys(from));
   }
 
   async remove(me: bigint, other: bigint): Promise<Result<Record<string, unknown>>> {
@@ -88,7 +89,7 @@ export class FriendService {
       .returning({ userId: friends.userId });
     if (deleted.length === 0) return fail("not_found", "not a friend");
     this.ctx.facts.invalidate({ kind: "pair", a: me, b: other });
-    return ok(userCard(other, undefined));
+    return ok(userKeys(other));
   }
 
   async list(me: bigint) {
