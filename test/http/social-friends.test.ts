@@ -144,6 +144,20 @@ for (const kind of storeKinds()) {
       expect((await env.call(a, "POST", "/api/v1/friend/denylist/remove", {})).body.code).toBe(400);
     });
 
+    test("a failing notifier does not undo or fail the change", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      env.notifier.failing = true;
+      try {
+        payloadOf(await env.call(a, "POST", "/api/v1/friend/add", { to: b.id }));
+        payloadOf(await env.call(b, "POST", "/api/v1/friend/confirm", { from: a.id }));
+      } finally {
+        env.notifier.failing = false;
+      }
+      expect(env.notifier.notices.map((n) => n.action)).toEqual(["apply_friend", "apply_friend_confirm"]);
+      expect(payloadOf(await env.call(a, "GET", "/api/v1/friend/list")).list[0].user_id).toBe(b.id);
+    });
+
     test("parameters are also read from the query string", async () => {
       const a = await env.user();
       const b = await env.user();

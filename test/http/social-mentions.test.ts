@@ -62,6 +62,10 @@ for (const kind of storeKinds()) {
       await say(o, gid, { text: "bad", at_uids: ["nope", ben.id] });
       await say(o, gid, "Q0lQSEVS");
       expect(payloadOf(await env.call(ben, "POST", "/api/v1/mention/list", {})).total).toBe(0);
+      // A redelivered hook for the same message adds nothing.
+      const msg: ImMessage = { id: m.clientId, type: "C2G", from: o.id, to: gid, payload: { at_uids: [ann.id] }, server_ts: 1 };
+      await env.node.social.graph.afterGroupMessage(msg, gid, m.id);
+      expect(payloadOf(await env.call(ann, "POST", "/api/v1/mention/unread", {})).count).toBe(1);
     });
 
     test("list: standard paging with items identical to list; is_read filter in every spelling; gid/group_id and query/body alike", async () => {

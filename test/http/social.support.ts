@@ -16,8 +16,11 @@ export interface Notice {
 /** Records every S2C the social area emits (the real delivery path is joined at merge). */
 export class RecordingNotifier implements Notifier {
   readonly notices: Notice[] = [];
+  /** When set, notify records and then rejects (a delivery outage). */
+  failing = false;
   async notify(userIds: Iterable<bigint>, action: string, payload: Record<string, unknown>, _opts?: { exceptDevice?: DeviceAddress }) {
     this.notices.push({ userIds: [...userIds].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0)), action, payload });
+    if (this.failing) throw new Error("delivery unavailable");
   }
   tell(_session: Session, _action: string, _payload: Record<string, unknown>) {}
   of(action: string): Notice[] {
