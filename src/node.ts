@@ -4,6 +4,8 @@ import { loadConfig, type Config } from "./config/index.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
+import type { Notifier } from "./delivery/ports.ts";
+import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
@@ -18,7 +20,12 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
+  /** S2C emitter; until the delivery engine is wired, S2C notices are dropped. Tests pass a recorder. */
+  readonly notifier?: Notifier;
 }
+
+/** Stands in for the delivery engine's notifier until it is wired (merge). */
+const droppingNotifier: Notifier = { notify: async () => {}, tell() {} };
 
 export interface IbisNode {
   readonly services: Services;
@@ -26,6 +33,8 @@ export interface IbisNode {
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
+  /** The social graph and services (delivery asks `social.graph`). */
+  readonly social: Social;
   stop(): Promise<void>;
 }
 
@@ -67,7 +76,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     now,
   };
 
-  const http = createHttpApp(services);
+  const social = createSocial(services, { notifier: opts.notifier ?? droppingNotifier });
+  await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
+  const http = createHttpApp(services, social);
   const ws = createWsTransport(services);
   const server = Bun.serve({
     hostname: config.host,
@@ -90,6 +101,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     server,
     port,
     url: `http://${host}:${port}`,
+    social,
     async stop() {
       if (stopped) return;
       stopped = true;

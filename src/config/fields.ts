@@ -142,6 +142,18 @@ export const fields = {
   tokenRefreshWindow: def("IBIS_TOKEN_REFRESH_WINDOW_MS", int(8_000, 100), "Time a client has after please_refresh_token (spec: 8 s)."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
+  groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
+  socialCacheTtlMs: def(
+    "IBIS_SOCIAL_CACHE_TTL_MS",
+    int(30_000, 0),
+    "How long the delivery-path social cache (friendship, denylist, members) trusts an entry; bounds staleness across nodes. 0 disables the cache.",
+  ),
+  socialCacheSize: def("IBIS_SOCIAL_CACHE_SIZE", int(100_000, 1), "Entries per social cache (oldest evicted first)."),
+  assistants: def(
+    "IBIS_ASSISTANTS",
+    z.string().default(""),
+    'AI assistants seeded at start, JSON array: [{"account":"helper","nickname":"Helper","avatar":"","description":""}] (account_type 1).',
+  ),
   messageRetentionDays: def("IBIS_MESSAGE_RETENTION_DAYS", int(180, 1), "Stored messages older than this are pruned."),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
 } as const;
