@@ -55,7 +55,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
 
   const secrets = await resolveSecrets(config, store);
   const ids = new IdGenerator(nodeId, now);
-  if (config.adminPassword && (await new Admins(store.db, ids, now).ensure(config.adminAccount, config.adminPassword))) {
+  if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
     log.info("first admin created", { account: config.adminAccount });
   }
   const services: Services = {
@@ -74,7 +74,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       },
       now,
     ),
-    accounts: new Accounts(store.db, ids, now),
+    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
     loginRsa: config.loginRsa ? await loadLoginRsa(config.loginRsaPrivateKey, store) : undefined,
     now,
   };

@@ -93,6 +93,11 @@ export const fields = {
     bool(false),
     "API request signature verification switch; must be on in production.",
   ),
+  passwordMemoryKib: def(
+    "IBIS_PASSWORD_MEMORY_KIB",
+    int(65_536, 1024, 4_194_304),
+    "Argon2id memory cost (KiB) for new password hashes; production refuses less than 19456 (OWASP minimum).",
+  ),
   accessTokenTtl: def("IBIS_ACCESS_TOKEN_TTL", int(86_400, 60), "Access-token lifetime in seconds."),
   refreshTokenTtl: def("IBIS_REFRESH_TOKEN_TTL", int(30 * 86_400, 60), "Refresh-token lifetime in seconds."),
   tokenClockSkew: def("IBIS_TOKEN_CLOCK_SKEW", int(300, 0), "Tolerated clock skew when validating tokens, seconds (spec: 5 min)."),

@@ -2,7 +2,7 @@ import { eq } from "drizzle-orm";
 import { admins } from "../../db/schema/index.ts";
 import type { Db } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
-import { hashPassword, verifyPassword } from "../auth/passwords.ts";
+import { DEFAULT_MEMORY_KIB, hashPassword, verifyOrDummy } from "../auth/passwords.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { normaliseAccount } from "../auth/rules.ts";
 import type { Role } from "./roles.ts";
@@ -13,7 +13,6 @@ export interface Admin {
   readonly role: string;
 }
 
-const DUMMY_HASH = hashPassword(crypto.randomUUID());
 
 /** Admin console accounts (table admin_user). */
 export class Admins {
@@ -21,6 +20,7 @@ export class Admins {
     private readonly db: Db,
     private readonly ids: IdGenerator,
     private readonly now: () => number,
+    private readonly passwordMemoryKib = DEFAULT_MEMORY_KIB,
   ) {}
 
   /**
@@ -31,7 +31,7 @@ export class Admins {
   async ensure(account: string, password: string, role: Role = "superadmin"): Promise<boolean> {
     const rows = await this.db
       .insert(admins)
-      .values({ id: this.ids.next(), account: normaliseAccount(account), passwordHash: await hashPassword(password), role, createdAt: this.now() })
+      .values({ id: this.ids.next(), account: normaliseAccount(account), passwordHash: await hashPassword(password, this.passwordMemoryKib), role, createdAt: this.now() })
       .onConflictDoNothing()
       .returning({ id: admins.id });
     return rows.length === 1;
@@ -39,7 +39,7 @@ export class Admins {
 
   async login(account: string, password: string): Promise<Result<Admin>> {
     const [row] = await this.db.select().from(admins).where(eq(admins.account, normaliseAccount(account)));
-    const good = await verifyPassword(password, row?.passwordHash ?? (await DUMMY_HASH));
+    const good = await verifyOrDummy(password, row?.passwordHash, this.passwordMemoryKib);
     if (!row || !good) return fail("unauthorized", "account or password is incorrect");
     return ok({ id: row.id, account: row.account, role: row.role });
   }

@@ -3,7 +3,7 @@ import { userDevices, users } from "../../db/schema/index.ts";
 import type { Db } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import { fail, ok, type Result } from "../errors.ts";
-import { hashPassword, verifyPassword } from "./passwords.ts";
+import { DEFAULT_MEMORY_KIB, hashPassword, verifyOrDummy } from "./passwords.ts";
 import { checkAccount, checkNickname, checkPassword, normaliseAccount } from "./rules.ts";
 
 export interface Device {
@@ -20,8 +20,6 @@ export interface Account {
 /** One generic answer for a wrong account, a wrong password and a deleted account. */
 export const BAD_CREDENTIALS = "account or password is incorrect";
 
-// Verified against when the account does not exist, so both failures cost the same time.
-const DUMMY_HASH = hashPassword(crypto.randomUUID());
 
 /** Users and their devices (spec §2.10): sign-up, login, liveness. No transport here. */
 export class Accounts {
@@ -29,6 +27,7 @@ export class Accounts {
     private readonly db: Db,
     private readonly ids: IdGenerator,
     private readonly now: () => number,
+    private readonly passwordMemoryKib = DEFAULT_MEMORY_KIB,
   ) {}
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {
@@ -42,7 +41,7 @@ export class Accounts {
     const row = {
       id: this.ids.next(),
       account: account.value,
-      passwordHash: await hashPassword(pwd.value),
+      passwordHash: await hashPassword(pwd.value, this.passwordMemoryKib),
       nickname: nickname.value,
       createdAt: t,
       updatedAt: t,
@@ -58,7 +57,7 @@ export class Accounts {
       .select({ id: users.id, account: users.account, nickname: users.nickname, hash: users.passwordHash })
       .from(users)
       .where(and(eq(users.account, normaliseAccount(input.account)), isNull(users.deletedAt)));
-    const good = await verifyPassword(input.pwd, user?.hash ?? (await DUMMY_HASH));
+    const good = await verifyOrDummy(input.pwd, user?.hash, this.passwordMemoryKib);
     if (!user || !good) return fail("unauthorized", BAD_CREDENTIALS);
     await this.touchDevice(user.id, device);
     return ok({ userId: user.id, account: user.account, nickname: user.nickname });

@@ -15,7 +15,7 @@ const Login = z.object({ account: z.string({ error: "account is required" }), pw
 /** Admin API (spec §5.4) under /api/adm: cookie sessions, role permissions. */
 export function adminRoutes(services: Services): Hono<AdminEnv> {
   const app = new Hono<AdminEnv>();
-  const admins = new Admins(services.store.db, services.ids, services.now);
+  const admins = new Admins(services.store.db, services.ids, services.now, services.config.passwordMemoryKib);
   const features = featuresFromConfig(services.config.features);
 
   app.post("/api/adm/passport/login", perIpThrottle(services, services.config.loginPerIp), async (c) => {
