@@ -62,15 +62,20 @@ describe("config parsing", () => {
   });
 });
 
-describe("bun src/main.ts in production without a secret", () => {
-  test("exits non-zero, names the variable, prints no secret value", async () => {
-    const env = { ...process.env, ...good, IBIS_TOKEN_SECRET: "", DATABASE_URL: "memory://", PORT: "0" };
-    delete (env as Record<string, string | undefined>).IBIS_TOKEN_SECRET;
+describe("bun src/main.ts in production without a usable secret", () => {
+  test.each([
+    ["missing", undefined],
+    ["too short", "short-token-secret-value-xyz"],
+  ])("token secret %s: exits non-zero, names the variable, prints no secret value", async (_n, tokenSecret) => {
+    const env: Record<string, string | undefined> = { ...process.env, ...good, DATABASE_URL: "memory://", PORT: "0" };
+    if (tokenSecret === undefined) delete env.IBIS_TOKEN_SECRET;
+    else env.IBIS_TOKEN_SECRET = tokenSecret;
     const proc = Bun.spawn(["bun", "src/main.ts"], { cwd: ROOT, env, stdout: "pipe", stderr: "pipe" });
     const [code, out, err] = await Promise.all([proc.exited, new Response(proc.stdout).text(), new Response(proc.stderr).text()]);
-    expect(code).not.toBe(0);
+    expect(code).toBe(78);
     expect(err).toContain("IBIS_TOKEN_SECRET");
     expect(out + err).not.toContain(FIELD);
+    if (tokenSecret) expect(out + err).not.toContain(tokenSecret);
   });
 });
 

@@ -9,6 +9,7 @@ const FEATURES_PATH = "/api/adm/admin/config/features";
 for (const kind of storeKinds()) {
   describe(`admin API [${kind}]`, () => {
     let node: TestNode;
+    let offset = 0;
     const login = async (account: string, pwd: string) => {
       const res = await api(node, "POST", "/api/adm/passport/login", { body: { account, pwd } });
       const cookie = res.headers.get("set-cookie") ?? "";
@@ -16,7 +17,9 @@ for (const kind of storeKinds()) {
     };
 
     beforeAll(async () => {
-      node = await startTestNode(kind, { adminAccount: "root", adminPassword: "root-password-1", features: '{"moment":false}' });
+      node = await startTestNode(kind, { adminAccount: "root", adminPassword: "root-password-1", features: '{"moment":false}' }, {
+        now: () => Date.now() + offset,
+      });
       await new Admins(node.services.store.db, node.services.ids, Date.now).ensure("helpdesk", "helpdesk-pw-1", "support");
     });
     afterAll(() => node.stop());
@@ -65,6 +68,17 @@ for (const kind of storeKinds()) {
       expect(res.body.code).toBe(0);
       expect(res.body.payload.moment).toBe(false);
       expect(res.body.payload).toEqual((await api(node, "GET", "/api/v1/app/features")).body.payload);
+    });
+
+    test("a session ends after IBIS_ADMIN_SESSION_TTL", async () => {
+      const { pair } = await login("root", "root-password-1");
+      offset = node.services.config.adminSessionTtl * 1000 + 1000;
+      try {
+        expect((await api(node, "GET", FEATURES_PATH, { headers: { cookie: pair } })).status).toBe(401);
+      } finally {
+        offset = 0;
+      }
+      expect((await api(node, "GET", FEATURES_PATH, { headers: { cookie: pair } })).status).toBe(200);
     });
 
     test("a restart does not duplicate or reset the first admin", async () => {

@@ -72,14 +72,6 @@ export class Accounts {
     return rows.length === 1;
   }
 
-  async find(userId: bigint): Promise<Account | undefined> {
-    const [row] = await this.db
-      .select({ userId: users.id, account: users.account, nickname: users.nickname })
-      .from(users)
-      .where(and(eq(users.id, userId), isNull(users.deletedAt)));
-    return row;
-  }
-
   /** Registers the device (X-Device-ID) or refreshes its last-seen time; a login without one records nothing. */
   private async touchDevice(userId: bigint, device: Device): Promise<void> {
     if (!device.deviceId) return;

@@ -1,8 +1,8 @@
 /**
- * Fixed-window counter per key (login/signup/refresh per IP). One window per
- * key; a key's count resets when its window has passed. Whole map is dropped
- * at each window turn for keys not seen in it, so memory stays bounded by the
- * callers of one window. `now` is injected: tests never sleep.
+ * Fixed-window counter per key (login/signup/refresh per IP). A key's count
+ * resets once its window has passed; at most once per window the entries of
+ * expired windows are dropped, so memory stays bounded by the keys seen in
+ * one window. `now` is injected: tests never sleep.
  */
 export class WindowLimiter {
   #counts = new Map<string, { start: number; n: number }>();
