@@ -1,11 +1,11 @@
 import type { Server } from "bun";
 import { hostname } from "node:os";
-import { loadConfig, type Config } from "./config/index.ts";
+import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
 import { Accounts } from "./domain/auth/accounts.ts";
-import { loadLoginRsa } from "./domain/auth/login-rsa.ts";
+import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -75,7 +75,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       now,
     ),
     accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
-    loginRsa: config.loginRsa ? await loadLoginRsa(config.loginRsaPrivateKey, store) : undefined,
+    loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
   };
 
@@ -126,4 +126,13 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       if (closeStore) await store.close();
     },
   };
+}
+
+/** A configured key that does not load is a configuration error (named, never echoed). */
+async function loginRsaOrRefuse(config: Config, store: Store): Promise<LoginRsa> {
+  try {
+    return await loadLoginRsa(config.loginRsaPrivateKey, store);
+  } catch {
+    throw new ConfigError(`${fields.loginRsaPrivateKey.env} is not a PKCS#8 PEM RSA private key`);
+  }
 }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SignJWT } from "jose";
 import { and, eq } from "drizzle-orm";
+import { ConfigError } from "../../src/config/index.ts";
 import { userDevices, users } from "../../src/db/schema/index.ts";
 import { TokenService } from "../../src/domain/auth/tokens.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
@@ -114,6 +115,13 @@ for (const kind of storeKinds()) {
       expectPreBusiness401(await api(node, "POST", "/api/v1/passport/refreshtoken", { body: {} }));
     });
 
+    test("rsa_encrypt: true is refused while wrapping is off", async () => {
+      const res = await api(node, "POST", "/api/v1/passport/login", {
+        body: { account: "alice", pwd: "secret-1", rsa_encrypt: true },
+      });
+      expect(res.body.code).toBe(400);
+    });
+
     test("a refresh token is refused as an access token", async () => {
       const login = await api(node, "POST", "/api/v1/passport/login", { body: { account: "alice", pwd: "secret-1" } });
       expectPreBusiness401(await probe(login.body.payload.refreshtoken));
@@ -154,7 +162,7 @@ for (const kind of storeKinds()) {
   describe(`passport throttle and RSA wrapping [${kind}]`, () => {
     let node: TestNode;
     beforeAll(async () => {
-      node = await startTestNode(kind, { loginPerIp: 3, loginRsa: true });
+      node = await startTestNode(kind, { loginPerIp: 4, loginRsa: true });
     });
     afterAll(() => node.stop());
 
@@ -180,10 +188,15 @@ for (const kind of storeKinds()) {
       expect(login.body.code).toBe(0);
       const plain = await api(node, "POST", "/api/v1/passport/login", { body: { account: "carol", pwd: "wrapped-pw" } });
       expect(plain.body.code).toBe(400);
+      const saidPlain = await api(node, "POST", "/api/v1/passport/login", {
+        body: { account: "carol", pwd: "wrapped-pw", rsa_encrypt: false },
+      });
+      expect(saidPlain.body.code).toBe(400);
+      expect(saidPlain.body.msg).toContain("RSA");
     });
 
-    test("the fourth call from one IP within a minute is refused with 429", async () => {
-      // The previous test made 3 passport calls from 127.0.0.1 in this window.
+    test("the fifth call from one IP within a minute is refused with 429", async () => {
+      // The previous test made 4 passport calls from 127.0.0.1 in this window.
       const res = await api(node, "POST", "/api/v1/passport/login", { body: { account: "carol", pwd: "x" } });
       expect(res.status).toBe(429);
       expect(res.body.code).toBe(429);
@@ -200,5 +213,19 @@ for (const kind of storeKinds()) {
         await open.stop();
       }
     });
+  });
+
+  test(`a bad configured RSA key refuses the start, naming the variable [${kind}]`, async () => {
+    const bad = "-----BEGIN PRIVATE KEY-----\nbm90LWEta2V5LXNlY3JldA==\n-----END PRIVATE KEY-----\n";
+    let err: unknown;
+    try {
+      const node = await startTestNode(kind, { loginRsa: true, loginRsaPrivateKey: bad });
+      await node.stop();
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as Error).message).toContain("IBIS_LOGIN_RSA_PRIVATE_KEY");
+    expect((err as Error).message).not.toContain("bm90LWEta2V5");
   });
 }

@@ -17,7 +17,13 @@ export async function startTestNode(
   opts: Omit<StartOptions, "store"> = {},
 ): Promise<TestNode> {
   const fresh = await freshStore(kind);
-  const node = await startIbis(testConfig({ nodeId: 1, passwordMemoryKib: MIN_ARGON2_KIB, ...overrides }), { ...opts, store: fresh.store });
+  let node: IbisNode;
+  try {
+    node = await startIbis(testConfig({ nodeId: 1, passwordMemoryKib: MIN_ARGON2_KIB, ...overrides }), { ...opts, store: fresh.store });
+  } catch (e) {
+    await fresh.dispose();
+    throw e;
+  }
   return {
     ...node,
     kind,
