@@ -30,6 +30,12 @@ export interface ImMessage {
   to: bigint;
   /** Object for plain messages; Base64 ciphertext string when encrypted. */
   payload: unknown;
+  /**
+   * The payload's exact JSON text when already known (as stored, or as it
+   * arrived). Encoders write it verbatim instead of stringifying `payload`,
+   * so a stored message is never re-encoded per delivery.
+   */
+  payloadJson?: string;
   msg_type?: string;
   action?: string;
   created_at?: string | number;
