@@ -1,8 +1,12 @@
 import type { Server } from "bun";
 import { hostname } from "node:os";
-import { loadConfig, type Config } from "./config/index.ts";
+import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
 import { openStore, type Store } from "./db/store.ts";
+import { Admins } from "./domain/admin/admins.ts";
+import { Accounts } from "./domain/auth/accounts.ts";
+import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
+import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
 import type { Notifier } from "./delivery/ports.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
@@ -12,6 +16,8 @@ import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
 import { createWsTransport } from "./ws/index.ts";
+
+const LOGOUT_SWEEP_MS = 10 * 60_000;
 
 export interface StartOptions {
   /** An already open store (tests pass a template-loaded PGlite or a fresh test database). */
@@ -57,11 +63,15 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   renew?.unref();
 
   const secrets = await resolveSecrets(config, store);
+  const ids = new IdGenerator(nodeId, now);
+  if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
+    log.info("first admin created", { account: config.adminAccount });
+  }
   const services: Services = {
     config,
     log,
     store,
-    ids: new IdGenerator(nodeId, now),
+    ids,
     nodeId,
     secrets,
     tokens: new TokenService(
@@ -73,11 +83,29 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       },
       now,
     ),
+    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
+    loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
   };
 
   const social = createSocial(services, { notifier: opts.notifier ?? droppingNotifier });
   await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
+
+  // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
+  const logout = new AccountLogout(store, config.logoutGraceDays, now);
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = () =>
+    (sweeping = logout.sweep().then(
+      (gone) => {
+        for (const userId of gone) social.facts.invalidate({ kind: "user", userId });
+        if (gone.length) log.info("accounts deleted", { count: gone.length });
+      },
+      (err) => log.warn("account logout sweep failed", { err }),
+    ));
+  await sweep();
+  const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
+  sweeper.unref();
+
   const http = createHttpApp(services, social);
   const ws = createWsTransport(services);
   const server = Bun.serve({
@@ -87,7 +115,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     async fetch(req, srv) {
       const url = new URL(req.url);
       if (url.pathname === "/ws") return ws.upgrade(req, srv);
-      return http.fetch(req);
+      return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
     websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
   });
@@ -108,8 +136,19 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       ws.closeAll(1001, "server shutting down");
       await server.stop(true);
       if (renew) clearInterval(renew);
+      clearInterval(sweeper);
+      await sweeping;
       await lease?.release().catch(() => {});
       if (closeStore) await store.close();
     },
   };
+}
+
+/** A configured key that does not load is a configuration error (named, never echoed). */
+async function loginRsaOrRefuse(config: Config, store: Store): Promise<LoginRsa> {
+  try {
+    return await loadLoginRsa(config.loginRsaPrivateKey, store);
+  } catch {
+    throw new ConfigError(`${fields.loginRsaPrivateKey.env} is not a PKCS#8 PEM RSA private key`);
+  }
 }

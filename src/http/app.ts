@@ -7,8 +7,12 @@ import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
 import { friendRoutes } from "./routes/friend.ts";
 import { groupRoutes } from "./routes/group.ts";
-import { healthRoutes } from "./routes/health.ts";
 import { mentionRoutes } from "./routes/mention.ts";
+import { adminRoutes } from "./routes/admin.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { logoutRoutes } from "./routes/logout.ts";
+import { passportRoutes } from "./routes/passport.ts";
+import { publicRoutes } from "./routes/public.ts";
 
 /** The REST application: one route module per area, one error mapping. */
 export function createHttpApp(services: Services, social: Social): Hono {
@@ -19,6 +23,10 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", conversationRoutes(services, social));
   app.route("/", mentionRoutes(services, social));
   app.route("/", agentRoutes(services));
+  app.route("/", publicRoutes(services));
+  app.route("/", passportRoutes(services));
+  app.route("/", logoutRoutes(services));
+  app.route("/", adminRoutes(services));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));
   return app;

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
+import { parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("JSON codec: exact 64-bit integers", () => {
   test.each([
@@ -35,5 +35,21 @@ describe("JSON codec: exact 64-bit integers", () => {
     fc.assert(
       fc.property(fc.bigInt({ min: 1n << 53n, max: (1n << 64n) - 1n }), (n) => typeof parseJson(n.toString()) === "bigint"),
     );
+  });
+});
+
+describe("JSON codec: edges", () => {
+  test("a long digit run inside a string stays a string", () => {
+    expect(parseJson('{"s":"[1234567890123456789]"}')).toEqual({ s: "[1234567890123456789]" });
+  });
+
+  test("large non-integer literals stay numbers", () => {
+    expect(parseJson("[12345678901234567890.5, 1e300]")).toEqual([12345678901234567890.5, 1e300]);
+  });
+
+  test("bytes, malformed input", () => {
+    expect(parseJsonBytes(utf8('{"id":9007199254740993}'))).toEqual({ id: 9_007_199_254_740_993n });
+    expect(tryParseJson("{nope")).toEqual({ ok: false });
+    expect(() => parseJsonBytes(new Uint8Array([0xff, 0xfe]))).toThrow();
   });
 });
