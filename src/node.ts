@@ -9,7 +9,7 @@ import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
-import { createWsTransport } from "./ws/index.ts";
+import { createWsTransport, interimEngine, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
 
 export interface StartOptions {
   /** An already open store (tests pass a template-loaded PGlite or a fresh test database). */
@@ -18,11 +18,18 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
+  /**
+   * The delivery engine behind /ws (or a factory receiving the transport's
+   * registry and tell). Default: the TEMPORARY interim engine (acks only).
+   */
+  readonly engine?: EngineSource;
 }
 
 export interface IbisNode {
   readonly services: Services;
-  readonly server: Server<unknown>;
+  readonly server: Server<Conn>;
+  /** The WebSocket transport (session registry, tell, sweep). */
+  readonly ws: WsTransport;
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
@@ -68,8 +75,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   };
 
   const http = createHttpApp(services);
-  const ws = createWsTransport(services);
-  const server = Bun.serve({
+  // TEMPORARY default until src/delivery lands: the interim engine only acknowledges.
+  const ws = createWsTransport(services, opts.engine ?? interimEngine(now));
+  const server = Bun.serve<Conn>({
     hostname: config.host,
     port: config.port,
     maxRequestBodySize: config.wsMaxPayload,
@@ -78,7 +86,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       if (url.pathname === "/ws") return ws.upgrade(req, srv);
       return http.fetch(req);
     },
-    websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
+    websocket: ws.websocket,
   });
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -88,6 +96,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   return {
     services,
     server,
+    ws,
     port,
     url: `http://${host}:${port}`,
     async stop() {
