@@ -32,6 +32,8 @@ export class Conn implements Session {
   expiresAt: number;
   /** Next time the expiry sweep acts on this connection. */
   deadline: number;
+  /** Position in the expiry heap (-1: not in it). */
+  heapIndex = -1;
   /** Between please_refresh_token and a fresh token (or the close). */
   refreshing = false;
   /** No send after close() or the slow-consumer cut. */

@@ -3,58 +3,88 @@
  * access token expires it gets S2C please_refresh_token and has
  * `tokenRefreshWindow` ms to present a fresh access token in a C2S
  * `refresh_token` message (docs/websocket.md); else it is closed with 4101.
- * One min-heap of deadlines per node, swept by one timer; no per-socket timer.
+ * One min-heap of connection deadlines per node, swept by one timer; no per-socket timer.
  */
 import type { TokenService } from "../domain/auth/tokens.ts";
 import { CloseCode } from "./close-codes.ts";
 import type { Conn } from "./conn.ts";
 
-interface Entry {
-  readonly at: number;
-  readonly conn: Conn;
+/** What the heap orders: each item is in it at most once, at `heapIndex` (-1 when out). */
+export interface Deadlined {
+  deadline: number;
+  heapIndex: number;
 }
 
-/** A binary min-heap of (deadline, connection). Stale entries are skipped when popped. */
-export class DeadlineHeap {
-  readonly #a: Entry[] = [];
+/**
+ * An intrusive binary min-heap on `deadline`: an item knows its position, so a
+ * moved deadline is re-sifted and a closed connection is removed at once
+ * (nothing is held until a stale deadline comes round).
+ */
+export class DeadlineHeap<T extends Deadlined> {
+  readonly #a: T[] = [];
 
   get size(): number {
     return this.#a.length;
   }
 
-  push(at: number, conn: Conn): void {
-    const a = this.#a;
-    const e: Entry = { at, conn };
-    let i = a.length;
-    a.push(e);
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (a[p]!.at <= at) break;
-      a[i] = a[p]!;
-      i = p;
+  /** Inserts `item`, or moves it after its deadline changed. */
+  schedule(item: T): void {
+    if (item.heapIndex < 0) {
+      item.heapIndex = this.#a.length;
+      this.#a.push(item);
     }
-    a[i] = e;
+    this.#up(item.heapIndex);
+    this.#down(item.heapIndex);
   }
 
-  /** Pops the earliest entry due at or before `now`. */
-  popDue(now: number): Entry | undefined {
-    const a = this.#a;
-    if (a.length === 0 || a[0]!.at > now) return undefined;
-    const top = a[0]!;
-    const last = a.pop()!;
-    if (a.length > 0) {
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        if (l >= a.length) break;
-        const c = l + 1 < a.length && a[l + 1]!.at < a[l]!.at ? l + 1 : l;
-        if (a[c]!.at >= last.at) break;
-        a[i] = a[c]!;
-        i = c;
-      }
-      a[i] = last;
-    }
+  remove(item: T): void {
+    const i = item.heapIndex;
+    if (i < 0) return;
+    const last = this.#a.pop()!;
+    item.heapIndex = -1;
+    if (last === item) return;
+    this.#a[i] = last;
+    last.heapIndex = i;
+    this.#up(i);
+    this.#down(last.heapIndex);
+  }
+
+  /** Removes and returns the earliest item due at or before `now`. */
+  popDue(now: number): T | undefined {
+    const top = this.#a[0];
+    if (top === undefined || top.deadline > now) return undefined;
+    this.remove(top);
     return top;
+  }
+
+  #up(i: number): void {
+    const a = this.#a;
+    const item = a[i]!;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p]!.deadline <= item.deadline) break;
+      a[i] = a[p]!;
+      a[i]!.heapIndex = i;
+      i = p;
+    }
+    a[i] = item;
+    item.heapIndex = i;
+  }
+
+  #down(i: number): void {
+    const a = this.#a;
+    const item = a[i]!;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= a.length) break;
+      const c = l + 1 < a.length && a[l + 1]!.deadline < a[l]!.deadline ? l + 1 : l;
+      if (a[c]!.deadline >= item.deadline) break;
+      a[i] = a[c]!;
+      a[i]!.heapIndex = i;
+      i = c;
+    }
+    a[i] = item;
+    item.heapIndex = i;
   }
 }
 
@@ -64,18 +94,26 @@ export interface ExpiryActions {
 }
 
 export class ExpiryWatch {
-  readonly #heap = new DeadlineHeap();
+  readonly #heap = new DeadlineHeap<Conn>();
   constructor(private readonly windowMs: number, private readonly actions: ExpiryActions) {}
 
   track(conn: Conn): void {
-    this.#heap.push(conn.deadline, conn);
+    this.#heap.schedule(conn);
+  }
+
+  /** A closed connection leaves the heap at once. */
+  forget(conn: Conn): void {
+    this.#heap.remove(conn);
+  }
+
+  get size(): number {
+    return this.#heap.size;
   }
 
   /** Acts on every connection whose deadline passed: first the refresh request, then the close. */
   sweep(now: number): void {
-    for (let e = this.#heap.popDue(now); e; e = this.#heap.popDue(now)) {
-      const conn = e.conn;
-      if (conn.closing || e.at !== conn.deadline) continue; // closed, or refreshed since
+    for (let conn = this.#heap.popDue(now); conn; conn = this.#heap.popDue(now)) {
+      if (conn.closing) continue;
       if (!conn.refreshing) {
         conn.refreshing = true;
         conn.deadline = now + this.windowMs;

@@ -182,6 +182,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       },
 
       message(ws, message) {
+        if (ws.data.closing) return; // closed by us (takeover, expiry, slow consumer): nothing more is taken
         try {
           dispatch(uplink, ws.data, message);
         } catch (e) {
@@ -193,6 +194,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         const conn = ws.data;
         conn.closing = true;
         hub.remove(conn);
+        expiry.forget(conn);
         if (conn.opened) engine.onClose(conn);
       },
     },

@@ -1,6 +1,8 @@
 /** WebSocket test helpers: users with tokens, SDK connections to a test node, raw handshakes. */
+import { connect as tcpConnect, type Socket } from "node:net";
 import { users } from "../../src/db/schema/index.ts";
-import { IbisConnection, type ConnectOptions } from "../../src/client/index.ts";
+import { IbisConnection, newMessageId, type ConnectOptions } from "../../src/client/index.ts";
+import type { ImMessage } from "../../src/delivery/ports.ts";
 import type { Config } from "../../src/config/index.ts";
 import type { StoreKind } from "../../src/db/store.ts";
 import type { StartOptions } from "../../src/node.ts";
@@ -45,4 +47,21 @@ export async function sessionOf(node: TestNode, user: TestUser) {
     await Bun.sleep(5);
   }
   throw new Error("session never registered");
+}
+
+/** A plain C2C text message from `from` to `to` with a fresh client id. */
+export function c2c(from: bigint, to: bigint, text = "hi"): ImMessage {
+  return { id: newMessageId("C2C"), type: "C2C", from, to, msg_type: "text", payload: { text }, server_ts: 0 };
+}
+
+/** A handshake written by hand over TCP (to read the raw 101 answer, or to stop reading like a slow consumer). */
+export async function rawHandshake(node: TestNode, headers: Record<string, string>): Promise<{ sock: Socket; head: string }> {
+  const sock = tcpConnect({ port: node.port, host: "127.0.0.1" });
+  await new Promise((r) => sock.once("connect", r));
+  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join("");
+  sock.write(
+    `GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n${extra}\r\n`,
+  );
+  const head = await new Promise<string>((r) => sock.once("data", (d: Buffer) => r(d.toString("latin1"))));
+  return { sock, head };
 }

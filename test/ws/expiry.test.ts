@@ -1,20 +1,33 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import type { Conn } from "../../src/ws/conn.ts";
-import { DeadlineHeap } from "../../src/ws/expiry.ts";
+import { DeadlineHeap, type Deadlined } from "../../src/ws/expiry.ts";
 import { nextSeq } from "../../src/ws/heartbeat.ts";
 
 describe("deadline heap (pure)", () => {
-  test("pops due entries in deadline order, none early", () => {
+  test("pops due items in deadline order, none early, after moves and removals", () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 1000 })), fc.integer({ min: 0, max: 1000 }), (ats, now) => {
-        const h = new DeadlineHeap();
-        for (const at of ats) h.push(at, {} as Conn);
-        const out: number[] = [];
-        for (let e = h.popDue(now); e; e = h.popDue(now)) out.push(e.at);
-        expect(out).toEqual(ats.filter((a) => a <= now).sort((a, b) => a - b));
-        expect(h.size).toBe(ats.length - out.length);
-      }),
+      fc.property(
+        fc.array(fc.record({ at: fc.integer({ min: 0, max: 1000 }), moveTo: fc.option(fc.integer({ min: 0, max: 1000 })), drop: fc.boolean() })),
+        fc.integer({ min: 0, max: 1000 }),
+        (ops, now) => {
+          const h = new DeadlineHeap<Deadlined>();
+          const items = ops.map((o) => ({ deadline: o.at, heapIndex: -1 }));
+          items.forEach((it) => h.schedule(it));
+          ops.forEach((o, i) => {
+            if (o.moveTo !== null) {
+              items[i]!.deadline = o.moveTo;
+              h.schedule(items[i]!);
+            }
+          });
+          ops.forEach((o, i) => o.drop && h.remove(items[i]!));
+          const kept = items.filter((_, i) => !ops[i]!.drop);
+          const out: number[] = [];
+          for (let e = h.popDue(now); e; e = h.popDue(now)) out.push(e.deadline);
+          expect(out).toEqual(kept.map((k) => k.deadline).filter((d) => d <= now).sort((a, b) => a - b));
+          expect(h.size).toBe(kept.length - out.length);
+          expect(items.filter((it) => it.heapIndex >= 0)).toHaveLength(h.size);
+        },
+      ),
     );
   });
 });

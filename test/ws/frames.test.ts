@@ -6,15 +6,11 @@ import { utf8 } from "../../src/protocol/json.ts";
 import { messageJson, messageProto } from "../../src/protocol/message.ts";
 import { CloseCode } from "../../src/ws/index.ts";
 import type { TestNode } from "../support/node.ts";
-import { connect, createUser, startWsNode, type TestUser } from "../support/ws.ts";
+import { c2c, connect, createUser, startWsNode, type TestUser } from "../support/ws.ts";
 import type { RecordingEngine } from "../support/ws-engine.ts";
 
 const hex = (s: string) => Uint8Array.from(s.split(/\s+/).filter(Boolean).map((b) => parseInt(b, 16)));
 const isError = (reason: string) => (e: { kind: string; reason?: string }) => e.kind === "error" && e.reason === reason;
-
-function c2c(from: bigint, to: bigint, text = "hi"): ImMessage {
-  return { id: newMessageId("C2C"), type: "C2C", from, to, msg_type: "text", payload: { text }, server_ts: 0 };
-}
 
 describe("svc.v2 frames over a real socket [pglite]", () => {
   let node: TestNode;

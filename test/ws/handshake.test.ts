@@ -3,7 +3,7 @@ import { IbisConnection } from "../../src/client/index.ts";
 import { CloseCode } from "../../src/ws/index.ts";
 import { api, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
-import { connect, createUser, startWsNode, type TestUser } from "../support/ws.ts";
+import { connect, createUser, rawHandshake, startWsNode, type TestUser } from "../support/ws.ts";
 import type { RecordingEngine } from "../support/ws-engine.ts";
 
 const UPGRADE = { upgrade: "websocket", connection: "Upgrade", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
@@ -147,14 +147,8 @@ describe("negotiation over real sockets [pglite]", () => {
   });
 
   test("nothing offered: the answer carries no Sec-WebSocket-Protocol", async () => {
-    const { connect: tcp } = await import("node:net");
-    const s = tcp({ port: node.port, host: "127.0.0.1" });
-    await new Promise((r) => s.once("connect", r));
-    s.write(
-      `GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nAuthorization: Bearer ${u.token}\r\nX-Device-ID: neg\r\n\r\n`,
-    );
-    const head = await new Promise<string>((r) => s.once("data", (d) => r(d.toString("latin1"))));
-    s.destroy();
+    const { sock, head } = await rawHandshake(node, { Authorization: `Bearer ${u.token}`, "X-Device-ID": "neg" });
+    sock.destroy();
     expect(head).toStartWith("HTTP/1.1 101");
     expect(head.toLowerCase()).not.toContain("sec-websocket-protocol");
   });

@@ -1,23 +1,12 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { connect as tcpConnect } from "node:net";
-import { IbisConnection, newMessageId } from "../../src/client/index.ts";
-import { Outbound, type ImMessage } from "../../src/delivery/ports.ts";
+import { IbisConnection } from "../../src/client/index.ts";
+import { Outbound } from "../../src/delivery/ports.ts";
 import { utf8 } from "../../src/protocol/json.ts";
 import { clientAckProto, messageProto } from "../../src/protocol/message.ts";
 import { CloseCode } from "../../src/ws/index.ts";
 import type { TestNode } from "../support/node.ts";
-import { connect, createUser, sessionOf, startWsNode, type TestUser } from "../support/ws.ts";
+import { c2c, connect, createUser, rawHandshake, sessionOf, startWsNode, type TestUser } from "../support/ws.ts";
 import type { RecordingEngine } from "../support/ws-engine.ts";
-
-const c2c = (from: bigint, to: bigint, text = "hi"): ImMessage => ({
-  id: newMessageId("C2C"),
-  type: "C2C",
-  from,
-  to,
-  msg_type: "text",
-  payload: { text },
-  server_ts: 0,
-});
 
 describe("text, svc-json and svc-protobuf connections [pglite]", () => {
   let node: TestNode;
@@ -194,12 +183,7 @@ describe("session rules [pglite]", () => {
   test("slow consumer: a dropped send disconnects with 4004 and unregisters the session", async () => {
     const { node, engine } = await startWsNode("pglite", { wsBackpressureLimit: 1024 });
     const u = await createUser(node, "slow");
-    const sock = tcpConnect({ port: node.port, host: "127.0.0.1" });
-    await new Promise((r) => sock.once("connect", r));
-    sock.write(
-      `GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: svc-json\r\nAuthorization: Bearer ${u.token}\r\nX-Device-ID: slow\r\n\r\n`,
-    );
-    await new Promise((r) => sock.once("data", r));
+    const { sock } = await rawHandshake(node, { "Sec-WebSocket-Protocol": "svc-json", Authorization: `Bearer ${u.token}`, "X-Device-ID": "slow" });
     sock.pause(); // never read again: the kernel buffers fill, then Bun's queue
     const session = await sessionOf(node, u);
     const big = new Outbound({ id: "S2C.1.1.x", type: "S2C", from: null, to: u.userId, action: "x", payload: { pad: "z".repeat(256 * 1024) }, server_ts: 1 });
