@@ -81,7 +81,27 @@ describe("text, svc-json and svc-protobuf connections [pglite]", () => {
     for (const s of [...node.ws.registry.sessionsOf(v.userId), node.ws.registry.session(u.userId, "multi")!]) expect(s.send(out)).toBe("sent");
     expect(Object.keys(out.encoded).sort()).toEqual(["json", "pb", "v2"]);
     for (const c of [a, b, phone]) expect((await c.nextAction("online")).payload).toEqual({ user_id: 5 });
+
+    // no protobuf form (type outside the enum): svc.v2 and svc-protobuf fall back to a JSON text frame
+    const odd = new Outbound({ id: "S2C.1.3.x", type: "ODD", from: null, to: v.userId, action: "odd", payload: {}, server_ts: 1 });
+    for (const s of [...node.ws.registry.sessionsOf(v.userId), node.ws.registry.session(u.userId, "multi")!]) s.send(odd);
+    expect(typeof odd.encoded.v2).toBe("string");
+    for (const c of [a, b, phone]) expect((await c.nextAction("odd")).type).toBe("ODD");
     await Promise.all([a.close(), b.close(), phone.close()]);
+  });
+
+  test("the svc.v2 heartbeat timer pings every open svc.v2 socket, not the others", async () => {
+    const { node: hb } = await startWsNode("pglite", { heartbeatInterval: 100 });
+    const v = await createUser(hb, "");
+    const v2 = await IbisConnection.open({ url: hb.url, token: v.token, deviceId: "hb-1" });
+    const json = await IbisConnection.open({ url: hb.url, token: v.token, deviceId: "hb-2", protocols: ["svc-json"] });
+    const p1 = (await v2.next((e) => e.kind === "ping")) as { seq: number };
+    const p2 = (await v2.next((e) => e.kind === "ping")) as { seq: number };
+    expect(p2.seq).toBe((p1.seq + 1) & 0xffff);
+    expect(json.pending.filter((e) => e.kind !== "open")).toEqual([]);
+    await hb.stop(); // shutdown closes every socket with 1001
+    expect((await v2.closed).code).toBe(CloseCode.GoingAway);
+    expect((await json.closed).code).toBe(CloseCode.GoingAway);
   });
 });
 
