@@ -67,6 +67,9 @@ for (const kind of storeKinds()) {
       expect(s.userId).toBe(u.userId);
       await c.close();
     });
+    test("the SDK's open rejects when the handshake is refused", async () => {
+      await expect(IbisConnection.open({ url: node.url, token: "nope", deviceId: "alice-phone" })).rejects.toThrow(/handshake failed/);
+    });
     test("valid token without Upgrade → 400, same shape", async () => {
       const res = await api(node, "GET", "/ws", { token: alice.token, headers: { "x-device-id": "alice-phone" } });
       expectRefusal(res, 400, /WebSocket upgrade/);

@@ -233,4 +233,20 @@ describe("session rules [pglite]", () => {
     expect((await c.closed).code).toBe(1000);
     await node.stop();
   });
+
+  test("the SDK buffers from open: an S2C pushed in engine.onOpen is not lost", async () => {
+    const { startTestNode } = await import("../support/node.ts");
+    const { interimEngine } = await import("../../src/ws/index.ts");
+    const node = await startTestNode("pglite", {}, {
+      engine: ({ tell }) => ({ ...interimEngine(Date.now), onOpen: (s) => tell(s, "pull_offline_msg", { count: 3 }) }),
+    });
+    const u = await createUser(node, "early");
+    for (const protocols of [["svc.v2"], ["svc-protobuf"], []]) {
+      const c = await connect(node, u, { protocols });
+      await Bun.sleep(20); // listeners attached by nobody yet: the push must wait in the SDK's buffer
+      expect((await c.nextAction("pull_offline_msg")).payload).toEqual({ count: 3 });
+      await c.close();
+    }
+    await node.stop();
+  });
 });
