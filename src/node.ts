@@ -15,7 +15,7 @@ import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
-import { createWsTransport } from "./ws/index.ts";
+import { createWsTransport, interimEngine, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
 
 const LOGOUT_SWEEP_MS = 10 * 60_000;
 
@@ -28,6 +28,11 @@ export interface StartOptions {
   readonly log?: Logger;
   /** S2C emitter; until the delivery engine is wired, S2C notices are dropped. Tests pass a recorder. */
   readonly notifier?: Notifier;
+  /**
+   * The delivery engine behind /ws (or a factory receiving the transport's
+   * registry and tell). Default: the TEMPORARY interim engine (acks only).
+   */
+  readonly engine?: EngineSource;
 }
 
 /** Stands in for the delivery engine's notifier until it is wired (merge). */
@@ -35,7 +40,9 @@ const droppingNotifier: Notifier = { notify: async () => {}, tell() {} };
 
 export interface IbisNode {
   readonly services: Services;
-  readonly server: Server<unknown>;
+  readonly server: Server<Conn>;
+  /** The WebSocket transport (session registry, tell, sweep). */
+  readonly ws: WsTransport;
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
@@ -107,8 +114,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   sweeper.unref();
 
   const http = createHttpApp(services, social);
-  const ws = createWsTransport(services);
-  const server = Bun.serve({
+  // TEMPORARY default until src/delivery lands: the interim engine only acknowledges.
+  const ws = createWsTransport(services, opts.engine ?? interimEngine(now));
+  const server = Bun.serve<Conn>({
     hostname: config.host,
     port: config.port,
     maxRequestBodySize: config.wsMaxPayload,
@@ -117,7 +125,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       if (url.pathname === "/ws") return ws.upgrade(req, srv);
       return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
-    websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
+    websocket: ws.websocket,
   });
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -127,6 +135,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   return {
     services,
     server,
+    ws,
     port,
     url: `http://${host}:${port}`,
     social,
