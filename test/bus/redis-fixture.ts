@@ -1,0 +1,73 @@
+import type Redis from "ioredis";
+import { openRedis } from "../../src/cluster/redis.ts";
+import { createLogger } from "../../src/log.ts";
+import { testEnv } from "../support/env.ts";
+
+export const quiet = createLogger("silent");
+
+/** A key prefix nobody else uses, so runs never see each other's keys. */
+export const uniquePrefix = (): string => `ibis:test:${Date.now().toString(36)}${Math.random().toString(36).slice(2, 8)}:`;
+
+export function sharedRedisUrl(): string {
+  const url = testEnv.redisUrl;
+  if (!url) throw new Error("Redis is not configured for tests (see test/support/preload.ts)");
+  return url;
+}
+
+export const connect = (url = sharedRedisUrl()): Promise<Redis> => openRedis(url, quiet, "ibis-test");
+
+/** Deletes every key under `prefix`. */
+export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
+  let cursor = "0";
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 500);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== "0");
+}
+
+/**
+ * A private redis-server on its own loopback port (never the shared 6379),
+ * for tests that stop and restart Redis.
+ */
+export class ScratchRedis {
+  readonly url: string;
+  constructor(readonly port: number) {
+    this.url = `redis://127.0.0.1:${port}`;
+  }
+
+  static async start(): Promise<ScratchRedis> {
+    const port = 16_390 + Math.floor(Math.random() * 2000);
+    const s = new ScratchRedis(port);
+    await s.up();
+    return s;
+  }
+
+  async up(): Promise<void> {
+    const p = Bun.spawn(["redis-server", "--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "yes"], {
+      stdout: "ignore",
+      stderr: "ignore",
+    });
+    await p.exited;
+    for (let i = 0; i < 100; i++) {
+      if (await this.#cli("ping").then((o) => o.includes("PONG"))) return;
+      await Bun.sleep(50);
+    }
+    throw new Error(`scratch redis on ${this.port} did not start`);
+  }
+
+  async down(): Promise<void> {
+    await this.#cli("shutdown", "nosave");
+    for (let i = 0; i < 100; i++) {
+      if (!(await this.#cli("ping").then((o) => o.includes("PONG")))) return;
+      await Bun.sleep(50);
+    }
+  }
+
+  async #cli(...args: string[]): Promise<string> {
+    const p = Bun.spawn(["redis-cli", "-p", String(this.port), ...args], { stdout: "pipe", stderr: "ignore" });
+    const out = await new Response(p.stdout).text();
+    await p.exited;
+    return out;
+  }
+}
