@@ -1,3 +1,6 @@
+import type { Bus } from "./bus/bus.ts";
+import type { Lifecycle } from "./cluster/lifecycle.ts";
+import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
@@ -18,4 +21,10 @@ export interface Services {
   readonly secrets: Secrets;
   readonly tokens: TokenService;
   readonly now: () => number;
+  /** Cross-node entries (docs/cluster.md); in process when REDIS_URL is unset. */
+  readonly bus: Bus;
+  /** Which node holds each connected device. */
+  readonly presence: Presence;
+  /** `draining` (refuse new /ws handshakes) and readiness. */
+  readonly lifecycle: Lifecycle;
 }
