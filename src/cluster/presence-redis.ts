@@ -131,11 +131,22 @@ export class RedisPresence implements Presence {
     return out;
   }
 
+  /**
+   * Renews the alive key and this node's entries. HSETNX puts back an entry
+   * that others deleted while this node looked dead (a Redis outage longer
+   * than the TTL) without overwriting a device that has moved to another node.
+   */
   async heartbeat(): Promise<void> {
     const p = this.#r.pipeline();
     p.set(`${this.#alivePrefix}${this.nodeId}`, this.#instance, "PX", this.#ttl);
-    for (const userId of this.#held.keys()) p.pexpire(this.#userKey(userId), this.#ttl);
-    await p.exec();
+    for (const [userId, devices] of this.#held) {
+      const key = this.#userKey(userId);
+      for (const d of devices) p.hsetnx(key, d, this.#value);
+      p.pexpire(key, this.#ttl);
+    }
+    const results = await p.exec();
+    const failed = results?.find(([err]) => err);
+    if (failed) throw failed[0];
   }
 
   async clear(): Promise<void> {

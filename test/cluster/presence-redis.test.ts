@@ -46,6 +46,10 @@ test("redis presence: keys carry the TTL, a heartbeat renews them, lookups delet
     await redis.del(`${prefix}alive:1`);
     await n2.lookup([7n]);
     expect(await redis.hkeys(`${prefix}presence:7`)).toEqual(["b"]);
+    // After an outage longer than the TTL others have deleted n1's entries; its next heartbeat puts them back.
+    await redis.del(`${prefix}presence:7`);
+    await n1.heartbeat();
+    expect(await redis.hgetall(`${prefix}presence:7`)).toEqual({ a: expect.stringMatching(/^1:/) });
     // A restarted process under the same node id does not revive its predecessor's entries.
     await n1.add(8n, "x");
     const again = await fixture(redis, prefix, 1);

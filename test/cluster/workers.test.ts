@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type Redis from "ioredis";
+import { join } from "node:path";
+import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
+import { testConfig } from "../../src/config/index.ts";
+import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
+import { freshPostgresDatabase } from "../support/stores.ts";
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+
+test.each([
+  ["one worker needs nothing", {}, []],
+  ["no Redis", { workers: 2, databaseUrl: "postgres://x/y", redisUrl: "", port: 9800 }, [/REDIS_URL/]],
+  ["PGlite", { workers: 2, databaseUrl: "", redisUrl: "redis://x", port: 9800 }, [/PGlite/]],
+  ["port 0", { workers: 2, databaseUrl: "postgres://x/y", redisUrl: "redis://x", port: 0 }, [/PORT/]],
+  ["fixed node id too high", { workers: 4, databaseUrl: "postgres://x/y", redisUrl: "redis://x", port: 1, nodeId: 1021 }, [/IBIS_NODE_ID/]],
+  ["all set", { workers: 2, databaseUrl: "postgresql://x/y", redisUrl: "redis://x", port: 9800 }, []],
+] as const)("workerRefusals: %s", (_n, overrides, want) => {
+  const got = workerRefusals(testConfig(overrides));
+  expect(got).toHaveLength(want.length);
+  want.forEach((re, i) => expect(got[i]).toMatch(re));
+});
+
+test.each([
+  [["--workers", "3"], "3"],
+  [["--workers=2"], "2"],
+  [["--other"], undefined],
+])("workersArg %p", (argv, want) => {
+  expect(workersArg(argv)).toBe(want);
+});
+
+/** Env for a child Ibis without the test run's own database/Redis settings. */
+function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|IBIS_|PORT$)/.test(k)) env[k] = v;
+  return { ...env, IBIS_LOG_LEVEL: "warn", ...extra };
+}
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+test("--workers 2 without REDIS_URL exits non-zero with a clear message", async () => {
+  const p = Bun.spawn([process.execPath, MAIN, "--workers", "2"], { env: childEnv({ PORT: "9" }), stdout: "pipe", stderr: "pipe" });
+  expect(await p.exited).toBe(78);
+  expect(await new Response(p.stderr).text()).toContain("IBIS_WORKERS=2 needs REDIS_URL");
+});
+
+test("IBIS_WORKERS=2 on PGlite exits non-zero with a clear message", async () => {
+  const p = Bun.spawn([process.execPath, MAIN], {
+    env: childEnv({ PORT: "9", IBIS_WORKERS: "2", REDIS_URL: sharedRedisUrl(), DATABASE_URL: "memory://" }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await p.exited).toBe(78);
+  expect(await new Response(p.stderr).text()).toContain("PGlite database belongs to one process");
+});
+
+describe("2 workers on PostgreSQL and Redis", () => {
+  let redis: Redis;
+  let db: { url: string; drop(): Promise<void> };
+  const prefix = uniquePrefix();
+  beforeAll(async () => {
+    redis = await connect();
+    db = await freshPostgresDatabase();
+  });
+  afterAll(async () => {
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+    await db.drop();
+  });
+
+  test("both answer on one port with different node ids; SIGTERM stops both and releases their ids", async () => {
+    const port = freePort();
+    const sup = Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
+      env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: prefix }),
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    try {
+      const seen = new Set<number>();
+      for (let i = 0; i < 400 && seen.size < 2; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
+        if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
+        else await Bun.sleep(50);
+      }
+      expect(seen.size).toBe(2);
+      expect(await redis.exists(...[...seen].map((id) => `${prefix}nodeid:${id}`))).toBe(2);
+
+      sup.kill("SIGTERM");
+      expect(await sup.exited).toBe(0);
+      expect(await redis.exists(...[...seen].flatMap((id) => [`${prefix}nodeid:${id}`, `${prefix}alive:${id}`]))).toBe(0);
+    } finally {
+      sup.kill("SIGKILL");
+    }
+  }, 30_000);
+});
