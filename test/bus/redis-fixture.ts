@@ -1,3 +1,4 @@
+import { afterAll, beforeAll } from "bun:test";
 import type Redis from "ioredis";
 import { openRedis } from "../../src/cluster/redis.ts";
 import { createLogger } from "../../src/log.ts";
@@ -70,4 +71,27 @@ export class ScratchRedis {
     await p.exited;
     return out;
   }
+}
+
+/** For the enclosing describe (or file): a shared-Redis connection and a private prefix, removed afterwards. */
+export function useRedis(): { readonly redis: Redis; readonly prefix: string } {
+  const ctx = { redis: undefined as unknown as Redis, prefix: uniquePrefix() };
+  beforeAll(async () => {
+    ctx.redis = await connect();
+  });
+  afterAll(async () => {
+    await dropPrefix(ctx.redis, ctx.prefix);
+    ctx.redis.disconnect();
+  });
+  return ctx;
+}
+
+/** For the enclosing describe: a private redis-server, shut down afterwards. */
+export function useScratchRedis(): { readonly server: ScratchRedis } {
+  const ctx = { server: undefined as unknown as ScratchRedis };
+  beforeAll(async () => {
+    ctx.server = await ScratchRedis.start();
+  });
+  afterAll(() => ctx.server.down());
+  return ctx;
 }

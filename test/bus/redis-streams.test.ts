@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type Redis from "ioredis";
 import type { Bus } from "../../src/bus/bus.ts";
 import { BUS_GROUP, inboxKey, RedisStreamsBus } from "../../src/bus/redis-streams.ts";
 import { encodeEntry } from "../../src/bus/entry-codec.ts";
 import { runBusSuite } from "./bus.case.ts";
 import { Collector, until } from "./collector.ts";
-import { connect, dropPrefix, quiet, ScratchRedis, uniquePrefix } from "./redis-fixture.ts";
+import { connect, dropPrefix, quiet, uniquePrefix, useRedis, useScratchRedis } from "./redis-fixture.ts";
 
 function makeBus(redis: Redis, prefix: string, nodeId: number, maxLen = 10_000): RedisStreamsBus {
   return new RedisStreamsBus({ redis, nodeId, prefix, maxLen, bufferMax: 10_000, log: quiet, blockMs: 500 });
@@ -30,17 +30,10 @@ runBusSuite("redis-streams", async () => {
 });
 
 describe("redis-streams specifics", () => {
-  let redis: Redis;
-  const prefix = uniquePrefix();
-  beforeAll(async () => {
-    redis = await connect();
-  });
-  afterAll(async () => {
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const r = useRedis();
 
   test("an entry for this node never touches Redis", async () => {
+    const { redis, prefix } = r;
     const bus = makeBus(redis, prefix, 40);
     const got = new Collector();
     await bus.start(got.handler);
@@ -52,6 +45,7 @@ describe("redis-streams specifics", () => {
   });
 
   test("streams are trimmed to about MAXLEN", async () => {
+    const { redis, prefix } = r;
     const bus = makeBus(redis, prefix, 41, 50);
     for (let i = 0; i < 2000; i++) bus.send(42, { kind: "ack", userId: BigInt(i), deviceId: "d", msgId: String(i), type: "C2C" });
     await bus.flush();
@@ -62,6 +56,7 @@ describe("redis-streams specifics", () => {
   });
 
   test("entries a dead consumer read but never acknowledged are reclaimed and handed off", async () => {
+    const { redis, prefix } = r;
     const key = inboxKey(prefix, 43);
     await redis.call("XGROUP", "CREATE", key, BUS_GROUP, "0", "MKSTREAM");
     await redis.xadd(key, "*", ...(encodeEntry({ kind: "kick", userId: 9n, deviceId: "p", action: "logged_another_device", at: 5 }, 7) as string[]));
@@ -79,6 +74,7 @@ describe("redis-streams specifics", () => {
   });
 
   test("a malformed entry is acknowledged and skipped", async () => {
+    const { redis, prefix } = r;
     const key = inboxKey(prefix, 44);
     const bus = makeBus(redis, prefix, 44);
     const got = new Collector();
@@ -93,16 +89,12 @@ describe("redis-streams specifics", () => {
 });
 
 describe("redis-streams across a Redis restart (private redis-server)", () => {
-  let scratch: ScratchRedis;
-  beforeAll(async () => {
-    scratch = await ScratchRedis.start();
-  });
-  afterAll(() => scratch.down());
+  const sr = useScratchRedis();
 
   test("buffers while Redis is down, keeps local hand-off, reports not ready, catches up after", async () => {
     const prefix = uniquePrefix();
-    const r1 = await connect(scratch.url);
-    const r2 = await connect(scratch.url);
+    const r1 = await connect(sr.server.url);
+    const r2 = await connect(sr.server.url);
     const a = makeBus(r1, prefix, 1);
     const b = makeBus(r2, prefix, 2);
     const gotA = new Collector();
@@ -112,7 +104,7 @@ describe("redis-streams across a Redis restart (private redis-server)", () => {
     a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "before", type: "C2C" });
     await gotB.waitFor(1);
 
-    await scratch.down();
+    await sr.server.down();
     await until(() => !a.ready() && !b.ready());
     a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "during", type: "C2C" });
     a.send(1, { kind: "ack", userId: 1n, deviceId: "d", msgId: "local", type: "C2C" });
@@ -120,7 +112,7 @@ describe("redis-streams across a Redis restart (private redis-server)", () => {
     await a.flush(); // must not throw nor hang while Redis is down
     expect(a.ready()).toBe(false);
 
-    await scratch.up();
+    await sr.server.up();
     await until(() => a.ready() && b.ready());
     await gotB.waitFor(2);
     expect(gotB.got.map((g) => (g.entry as { msgId: string }).msgId)).toEqual(["before", "during"]);

@@ -1,10 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type Redis from "ioredis";
+import { describe, expect, test } from "bun:test";
 import { MemoryBus } from "../../src/bus/memory.ts";
 import { RedisStreamsBus } from "../../src/bus/redis-streams.ts";
 import { RedisPresence } from "../../src/cluster/presence-redis.ts";
 import { until } from "../bus/collector.ts";
-import { connect, dropPrefix, ScratchRedis, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
+import { sharedRedisUrl, uniquePrefix, useRedis, useScratchRedis } from "../bus/redis-fixture.ts";
 import { api, startTestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
 
@@ -28,21 +27,14 @@ for (const kind of storeKinds()) {
     } finally {
       await node.stop();
     }
-  });
+  }, 20_000);
 }
 
 describe("with REDIS_URL", () => {
-  let redis: Redis;
-  const prefix = uniquePrefix();
-  beforeAll(async () => {
-    redis = await connect();
-  });
-  afterAll(async () => {
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  const r = useRedis();
 
   test("node ids are leased in Redis, the bus and presence are Redis-backed, shutdown cleans up", async () => {
+    const { redis, prefix } = r;
     const opts = { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined };
     const a = await startTestNode("postgres", opts);
     const b = await startTestNode("postgres", opts);
@@ -73,26 +65,22 @@ describe("with REDIS_URL", () => {
       await a.stop();
       await b.stop();
     }
-  });
+  }, 20_000);
 });
 
 describe("Redis down (private redis-server)", () => {
-  let scratch: ScratchRedis;
-  beforeAll(async () => {
-    scratch = await ScratchRedis.start();
-  });
-  afterAll(() => scratch.down());
+  const sr = useScratchRedis();
 
   test("/readyz answers 503 while Redis is unreachable and 200 once it is back; /health stays 200", async () => {
-    const node = await startTestNode("pglite", { redisUrl: scratch.url, redisPrefix: uniquePrefix() });
+    const node = await startTestNode("pglite", { redisUrl: sr.server.url, redisPrefix: uniquePrefix() });
     try {
       expect((await api(node, "GET", "/readyz")).status).toBe(200);
-      await scratch.down();
+      await sr.server.down();
       await until(async () => (await api(node, "GET", "/readyz")).status === 503);
       const r = await api(node, "GET", "/readyz");
       expect(r.body).toMatchObject({ payload: { reason: "redis unreachable" } });
       expect((await api(node, "GET", "/health")).status).toBe(200);
-      await scratch.up();
+      await sr.server.up();
       await until(async () => (await api(node, "GET", "/readyz")).status === 200);
     } finally {
       await node.stop();

@@ -1,19 +1,11 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type Redis from "ioredis";
+import { expect, test } from "bun:test";
 import { leaseNodeIdFromRedis, nodeIdKey } from "../../src/cluster/redis-node-lease.ts";
-import { connect, dropPrefix, uniquePrefix } from "../bus/redis-fixture.ts";
+import { useRedis } from "../bus/redis-fixture.ts";
 
-let redis: Redis;
-const prefix = uniquePrefix();
-beforeAll(async () => {
-  redis = await connect();
-});
-afterAll(async () => {
-  await dropPrefix(redis, prefix);
-  redis.disconnect();
-});
+const r = useRedis();
 
 test("concurrent leases get distinct lowest ids; a released id is reused", async () => {
+  const { redis, prefix } = r;
   const leases = await Promise.all(Array.from({ length: 5 }, (_, i) => leaseNodeIdFromRedis(redis, prefix, `h${i}`)));
   expect(leases.map((l) => l.nodeId).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4]);
   const ttl = await redis.pttl(nodeIdKey(prefix, 0));
@@ -25,6 +17,7 @@ test("concurrent leases get distinct lowest ids; a released id is reused", async
 });
 
 test("renew extends the lease, takes a lapsed one back, and refuses when another holder has it", async () => {
+  const { redis, prefix } = r;
   const lease = await leaseNodeIdFromRedis(redis, prefix, "me", 60_000);
   const key = nodeIdKey(prefix, lease.nodeId);
   await redis.pexpire(key, 50);
