@@ -16,6 +16,7 @@ import { decodeEntry, encodeEntry, type FieldValue } from "./entry-codec.ts";
 import { handOff, Inbox } from "./inbox.ts";
 
 export const BUS_GROUP = "ibis";
+export const INBOX_TTL_MS = 24 * 3600 * 1000;
 
 export interface RedisBusOptions {
   /** Shared command connection (XADD, XACK, XAUTOCLAIM); not closed by the bus. */
@@ -134,11 +135,15 @@ export class RedisStreamsBus implements Bus {
     while (this.#out.length && this.#o.redis.status === "ready") {
       const batch = this.#out.splice(0, this.#o.batch);
       const p = this.#o.redis.pipeline();
+      const nodes = new Set<number>();
       for (const { to, fields } of batch) {
         p.xadd(inboxKey(this.#o.prefix, to), "MAXLEN", "~", this.#o.maxLen, "*", ...fields);
+        nodes.add(to);
       }
+      // An inbox nobody writes to for a day goes away (a node id that never comes back); its reader recreates it.
+      for (const to of nodes) p.pexpire(inboxKey(this.#o.prefix, to), INBOX_TTL_MS);
       const results = await p.exec().catch(() => null);
-      const failed = results === null ? batch : batch.filter((_, i) => results[i]?.[0]);
+      const failed = results === null ? batch : batch.filter((_, i) => results[i]?.[0]); // XADD results come first
       if (failed.length && this.#o.redis.status !== "ready") {
         // Connection lost mid-batch: resend what may not have landed (at least once).
         this.#out.unshift(...failed);
@@ -220,9 +225,24 @@ export class RedisStreamsBus implements Bus {
     await this.#ackNow(ids).catch(() => {}); // stays in #unacked; retried when Redis is ready again
   }
 
+  /**
+   * XACKs `ids`; when nothing older is left unacknowledged, also trims the
+   * inbox below the newest of them, so a live node's stream holds its backlog
+   * only (MAXLEN caps the inbox of a node that is gone).
+   */
   async #ackNow(ids: string[]): Promise<void> {
     if (!ids.length) return;
-    await this.#o.redis.xack(this.#key, BUS_GROUP, ...ids);
+    const p = this.#o.redis.pipeline().xack(this.#key, BUS_GROUP, ...ids);
+    if (ids.length >= this.#unacked.size) p.xtrim(this.#key, "MINID", "~", ids.reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)));
+    const results = await p.exec();
+    if (!results || results[0]![0]) throw results?.[0]![0] ?? new Error("XACK failed");
     for (const id of ids) this.#unacked.delete(id);
   }
+}
+
+/** Orders two stream ids ("<ms>-<seq>"). */
+export function compareIds(a: string, b: string): number {
+  const [am = "0", as = "0"] = a.split("-");
+  const [bm = "0", bs = "0"] = b.split("-");
+  return am.length !== bm.length ? am.length - bm.length : am !== bm ? (am < bm ? -1 : 1) : Number(as) - Number(bs);
 }

@@ -69,7 +69,11 @@ export const fields = {
     int(30_000, 3_000),
     "Lifetime of a node's presence entries without a heartbeat (beats every third of it); a dead node stops being routed to after this.",
   ),
-  busMaxLen: def("IBIS_BUS_MAXLEN", int(100_000, 100), "Approximate length each node's inbox stream is trimmed to (XADD MAXLEN ~)."),
+  busMaxLen: def(
+    "IBIS_BUS_MAXLEN",
+    int(20_000, 100),
+    "Cap on a node's inbox stream (XADD MAXLEN ~): the backlog kept for a node that is down. A live node trims what it has consumed.",
+  ),
   busBuffer: def("IBIS_BUS_BUFFER", int(100_000, 100), "Outgoing bus entries kept in memory while Redis is down; the oldest are dropped beyond it."),
   shutdownGraceMs: def(
     "IBIS_SHUTDOWN_GRACE_MS",

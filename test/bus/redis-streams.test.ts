@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type Redis from "ioredis";
 import type { Bus } from "../../src/bus/bus.ts";
-import { BUS_GROUP, inboxKey, RedisStreamsBus } from "../../src/bus/redis-streams.ts";
+import { BUS_GROUP, compareIds, INBOX_TTL_MS, inboxKey, RedisStreamsBus } from "../../src/bus/redis-streams.ts";
 import { encodeEntry } from "../../src/bus/entry-codec.ts";
 import { runBusSuite } from "./bus.case.ts";
 import { Collector, until } from "./collector.ts";
@@ -53,6 +53,22 @@ describe("redis-streams specifics", () => {
     expect(len).toBeGreaterThanOrEqual(50);
     expect(len).toBeLessThan(2000);
     await bus.close();
+  });
+
+  test("a consumed inbox is trimmed below what was acknowledged; inboxes expire when unused", async () => {
+    const { redis, prefix } = r;
+    const a = makeBus(redis, prefix, 45);
+    const b = makeBus(redis, prefix, 46);
+    const got = new Collector();
+    await b.start(got.handler);
+    for (let i = 0; i < 1000; i++) a.send(46, { kind: "ack", userId: BigInt(i), deviceId: "d", msgId: String(i), type: "C2C" });
+    await a.flush();
+    const ttl = await redis.pttl(inboxKey(prefix, 46));
+    expect(ttl).toBeGreaterThan(INBOX_TTL_MS - 60_000);
+    await got.waitFor(1000);
+    await until(async () => (await redis.xlen(inboxKey(prefix, 46))) < 1000);
+    await a.close();
+    await b.close();
   });
 
   test("entries a dead consumer read but never acknowledged are reclaimed and handed off", async () => {
@@ -123,4 +139,14 @@ describe("redis-streams across a Redis restart (private redis-server)", () => {
     r1.disconnect();
     r2.disconnect();
   }, 20_000);
+});
+
+test.each([
+  ["1-0", "1-0", 0],
+  ["1-1", "1-0", 1],
+  ["9-0", "10-0", -1],
+  ["1700000000000-2", "1700000000000-10", -1],
+  ["1700000000001-0", "1700000000000-99", 1],
+])("compareIds(%s, %s) has the sign of %d", (a, b, sign) => {
+  expect(Math.sign(compareIds(a, b))).toBe(sign);
 });

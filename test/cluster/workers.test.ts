@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type Redis from "ioredis";
+import type { Subprocess } from "bun";
 import { join } from "node:path";
 import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
 import { testConfig } from "../../src/config/index.ts";
-import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
+import { until } from "../bus/collector.ts";
+import { sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
@@ -60,41 +61,49 @@ test("IBIS_WORKERS=2 on PGlite exits non-zero with a clear message", async () =>
 });
 
 describe("2 workers on PostgreSQL and Redis", () => {
-  let redis: Redis;
+  const r = useRedis();
   let db: { url: string; drop(): Promise<void> };
-  const prefix = uniquePrefix();
   beforeAll(async () => {
-    redis = await connect();
     db = await freshPostgresDatabase();
   });
-  afterAll(async () => {
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-    await db.drop();
-  });
+  afterAll(() => db.drop());
 
-  test("both answer on one port with different node ids; SIGTERM stops both and releases their ids", async () => {
+  /** Starts the supervisor and waits until both workers have answered /readyz (new connection each time). */
+  async function startWorkers(): Promise<{ sup: Subprocess; port: number; nodeIds: number[] }> {
     const port = freePort();
     const sup = Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
-      env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: prefix }),
+      env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: r.prefix }),
       stdout: "inherit",
       stderr: "inherit",
     });
-    try {
-      const seen = new Set<number>();
-      for (let i = 0; i < 400 && seen.size < 2; i++) {
-        const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
-        if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
-        else await Bun.sleep(50);
-      }
-      expect(seen.size).toBe(2);
-      expect(await redis.exists(...[...seen].map((id) => `${prefix}nodeid:${id}`))).toBe(2);
+    const seen = new Set<number>();
+    for (let i = 0; i < 400 && seen.size < 2; i++) {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
+      if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
+      else await Bun.sleep(50);
+    }
+    return { sup, port, nodeIds: [...seen] };
+  }
 
+  test("both answer on one port with different node ids; SIGTERM stops both and releases their ids", async () => {
+    const { sup, nodeIds } = await startWorkers();
+    try {
+      expect(nodeIds).toHaveLength(2);
+      expect(await r.redis.exists(...nodeIds.map((id) => `${r.prefix}nodeid:${id}`))).toBe(2);
       sup.kill("SIGTERM");
       expect(await sup.exited).toBe(0);
-      expect(await redis.exists(...[...seen].flatMap((id) => [`${prefix}nodeid:${id}`, `${prefix}alive:${id}`]))).toBe(0);
+      expect(await r.redis.exists(...nodeIds.flatMap((id) => [`${r.prefix}nodeid:${id}`, `${r.prefix}alive:${id}`]))).toBe(0);
     } finally {
       sup.kill("SIGKILL");
     }
+  }, 30_000);
+
+  test("workers whose supervisor is SIGKILLed shut down instead of holding the port", async () => {
+    const { sup, port, nodeIds } = await startWorkers();
+    expect(nodeIds).toHaveLength(2);
+    sup.kill("SIGKILL");
+    await sup.exited;
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined);
+    await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
   }, 30_000);
 });
