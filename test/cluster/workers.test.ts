@@ -77,10 +77,16 @@ describe("2 workers on PostgreSQL and Redis", () => {
       stderr: "inherit",
     });
     const seen = new Set<number>();
-    for (let i = 0; i < 400 && seen.size < 2; i++) {
-      const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
-      if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
-      else await Bun.sleep(50);
+    try {
+      // Bounded by the test timeout; SO_REUSEPORT spreads new connections, so both answer sooner or later.
+      while (seen.size < 2 && sup.exitCode === null) {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
+        if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
+        await Bun.sleep(20);
+      }
+    } catch (e) {
+      sup.kill("SIGKILL");
+      throw e;
     }
     return { sup, port, nodeIds: [...seen] };
   }
@@ -100,9 +106,9 @@ describe("2 workers on PostgreSQL and Redis", () => {
 
   test("workers whose supervisor is SIGKILLed shut down instead of holding the port", async () => {
     const { sup, port, nodeIds } = await startWorkers();
-    expect(nodeIds).toHaveLength(2);
     sup.kill("SIGKILL");
     await sup.exited;
+    expect(nodeIds).toHaveLength(2);
     await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined);
     await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
   }, 30_000);
