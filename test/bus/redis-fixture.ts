@@ -1,5 +1,8 @@
 import { afterAll, beforeAll } from "bun:test";
 import type Redis from "ioredis";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { openRedis } from "../../src/cluster/redis.ts";
 import { createLogger } from "../../src/log.ts";
 import { testEnv } from "../support/env.ts";
@@ -33,19 +36,24 @@ export async function dropPrefix(redis: Redis, prefix: string): Promise<void> {
  */
 export class ScratchRedis {
   readonly url: string;
-  constructor(readonly port: number) {
+  constructor(
+    readonly port: number,
+    readonly dir?: string,
+  ) {
     this.url = `redis://127.0.0.1:${port}`;
   }
 
-  static async start(): Promise<ScratchRedis> {
+  /** `persist`: an append-only file fsynced on every write, so a restart keeps streams and pending lists. */
+  static async start(persist = false): Promise<ScratchRedis> {
     const port = 16_390 + Math.floor(Math.random() * 2000);
-    const s = new ScratchRedis(port);
+    const s = new ScratchRedis(port, persist ? mkdtempSync(join(tmpdir(), "ibis-redis-")) : undefined);
     await s.up();
     return s;
   }
 
   async up(): Promise<void> {
-    const p = Bun.spawn(["redis-server", "--port", String(this.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--daemonize", "yes"], {
+    const persistence = this.dir ? ["--appendonly", "yes", "--appendfsync", "always", "--dir", this.dir] : ["--appendonly", "no"];
+    const p = Bun.spawn(["redis-server", "--port", String(this.port), "--bind", "127.0.0.1", "--save", "", ...persistence, "--daemonize", "yes"], {
       stdout: "ignore",
       stderr: "ignore",
     });
@@ -63,6 +71,12 @@ export class ScratchRedis {
       if (!(await this.#cli("ping").then((o) => o.includes("PONG")))) return;
       await Bun.sleep(50);
     }
+  }
+
+  /** Shuts down and removes its files. */
+  async dispose(): Promise<void> {
+    await this.down();
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
   }
 
   async #cli(...args: string[]): Promise<string> {
@@ -87,11 +101,11 @@ export function useRedis(): { readonly redis: Redis; readonly prefix: string } {
 }
 
 /** For the enclosing describe: a private redis-server, shut down afterwards. */
-export function useScratchRedis(): { readonly server: ScratchRedis } {
+export function useScratchRedis(persist = false): { readonly server: ScratchRedis } {
   const ctx = { server: undefined as unknown as ScratchRedis };
   beforeAll(async () => {
-    ctx.server = await ScratchRedis.start();
+    ctx.server = await ScratchRedis.start(persist);
   });
-  afterAll(() => ctx.server.down());
+  afterAll(() => ctx.server.dispose());
   return ctx;
 }

@@ -141,6 +141,38 @@ describe("redis-streams across a Redis restart (private redis-server)", () => {
   }, 20_000);
 });
 
+describe("redis-streams across a restart of a persistent Redis (private redis-server)", () => {
+  const sr = useScratchRedis(true);
+
+  test("an entry handed off whose XACK was lost is acknowledged after the restart, not handed off again", async () => {
+    const prefix = uniquePrefix();
+    const r1 = await connect(sr.server.url);
+    const r2 = await connect(sr.server.url);
+    const a = makeBus(r1, prefix, 1);
+    const b = makeBus(r2, prefix, 2);
+    await a.start(() => {});
+    const seen: string[] = [];
+    await b.start(async (entry) => {
+      if (entry.kind !== "ack") return;
+      seen.push(entry.msgId);
+      if (entry.msgId === "first") await sr.server.down(); // Redis goes away between hand-off and XACK
+    });
+    a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "first", type: "C2C" });
+    await until(() => seen.length === 1 && !b.ready());
+    a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "during", type: "C2C" });
+
+    await sr.server.up();
+    const inbox = inboxKey(prefix, 2);
+    await until(() => seen.length === 2);
+    await until(async () => a.ready() && b.ready() && ((await r1.call("XPENDING", inbox, BUS_GROUP)) as [number])[0] === 0);
+    expect(seen).toEqual(["first", "during"]);
+    await a.close();
+    await b.close();
+    r1.disconnect();
+    r2.disconnect();
+  }, 20_000);
+});
+
 test.each([
   ["1-0", "1-0", 0],
   ["1-1", "1-0", 1],
