@@ -14,7 +14,8 @@ try {
 
   const workerIndex = process.env[WORKER_INDEX_ENV];
   if (config.workers > 1 && workerIndex === undefined) {
-    process.exit(await superviseWorkers(config.workers, createLogger(config.logLevel, { role: "supervisor" })));
+    const log = createLogger(config.logLevel, { role: "supervisor" });
+    process.exit(await superviseWorkers(config.workers, log, config.shutdownGraceMs + 30_000));
   }
   // A fixed IBIS_NODE_ID is the first worker's; worker i takes id + i.
   const shifted = workerIndex !== undefined && config.nodeId !== undefined;

@@ -47,8 +47,15 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     throw e;
   }
   const nodeId = cluster.nodeId;
+  const undo = async () => {
+    await cluster.close();
+    if (closeStore) await store.close();
+  };
 
-  const secrets = await resolveSecrets(config, store);
+  const secrets = await resolveSecrets(config, store).catch(async (e: unknown) => {
+    await undo();
+    throw e;
+  });
   const services: Services = {
     config,
     log,
@@ -71,7 +78,12 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     lifecycle: cluster,
   };
   // TODO(delivery): the delivery engine's bus handler goes here (deliver → local sessions, kick, ack → cancel retry).
-  await cluster.bus.start((entry, from) => log.debug("bus entry dropped: no delivery engine yet", { kind: entry.kind, from }));
+  await cluster.bus
+    .start((entry, from) => log.debug("bus entry dropped: no delivery engine yet", { kind: entry.kind, from }))
+    .catch(async (e: unknown) => {
+      await undo();
+      throw e;
+    });
 
   const http = createHttpApp(services);
   const ws = createWsTransport(services);

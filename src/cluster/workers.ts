@@ -52,7 +52,7 @@ const QUICK_EXIT_MS = 5_000;
 const MAX_QUICK_EXITS = 3;
 
 /** Runs N workers until a signal; restarts one that dies, gives up when they keep dying at start. Resolves with the exit code. */
-export function superviseWorkers(n: number, log: Logger): Promise<number> {
+export function superviseWorkers(n: number, log: Logger, stopTimeoutMs = 30_000): Promise<number> {
   const cmd = selfCommand();
   const children = new Map<number, Subprocess>();
   let stopping = false;
@@ -92,6 +92,10 @@ export function superviseWorkers(n: number, log: Logger): Promise<number> {
     stopping = true;
     log.info("stopping workers", { signal, workers: children.size });
     for (const c of children.values()) c.kill(signal);
+    // A worker stuck in shutdown must not keep the supervisor (and the port) forever.
+    setTimeout(() => {
+      for (const c of children.values()) c.kill("SIGKILL");
+    }, stopTimeoutMs).unref();
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));
