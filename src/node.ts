@@ -1,9 +1,15 @@
 import type { Server } from "bun";
-import { loadConfig, type Config } from "./config/index.ts";
+import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { openCluster } from "./cluster/index.ts";
 import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
 import { openStore, type Store } from "./db/store.ts";
+import { Admins } from "./domain/admin/admins.ts";
+import { Accounts } from "./domain/auth/accounts.ts";
+import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
+import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
+import type { Notifier } from "./delivery/ports.ts";
+import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
 import { IdGenerator } from "./ids/tsid.ts";
@@ -12,6 +18,8 @@ import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
 import { createWsTransport } from "./ws/index.ts";
 
+const LOGOUT_SWEEP_MS = 10 * 60_000;
+
 export interface StartOptions {
   /** An already open store (tests pass a template-loaded PGlite or a fresh test database). */
   readonly store?: Store;
@@ -19,7 +27,12 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
+  /** S2C emitter; until the delivery engine is wired, S2C notices are dropped. Tests pass a recorder. */
+  readonly notifier?: Notifier;
 }
+
+/** Stands in for the delivery engine's notifier until it is wired (merge). */
+const droppingNotifier: Notifier = { notify: async () => {}, tell() {} };
 
 export interface IbisNode {
   readonly services: Services;
@@ -27,6 +40,8 @@ export interface IbisNode {
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
+  /** The social graph and services (delivery asks `social.graph`). */
+  readonly social: Social;
   stop(): Promise<void>;
 }
 
@@ -56,11 +71,15 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     await undo();
     throw e;
   });
+  const ids = new IdGenerator(nodeId, now);
+  if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
+    log.info("first admin created", { account: config.adminAccount });
+  }
   const services: Services = {
     config,
     log,
     store,
-    ids: new IdGenerator(nodeId, now),
+    ids,
     nodeId,
     secrets,
     tokens: new TokenService(
@@ -72,6 +91,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       },
       now,
     ),
+    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
+    loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
     bus: cluster.bus,
     presence: cluster.presence,
@@ -85,7 +106,25 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       throw e;
     });
 
-  const http = createHttpApp(services);
+  const social = createSocial(services, { notifier: opts.notifier ?? droppingNotifier });
+  await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
+
+  // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
+  const logout = new AccountLogout(store, config.logoutGraceDays, now);
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = () =>
+    (sweeping = logout.sweep().then(
+      (gone) => {
+        for (const userId of gone) social.facts.invalidate({ kind: "user", userId });
+        if (gone.length) log.info("accounts deleted", { count: gone.length });
+      },
+      (err) => log.warn("account logout sweep failed", { err }),
+    ));
+  await sweep();
+  const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
+  sweeper.unref();
+
+  const http = createHttpApp(services, social);
   const ws = createWsTransport(services);
   const server = Bun.serve({
     hostname: config.host,
@@ -99,7 +138,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
         if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
         return ws.upgrade(req, srv);
       }
-      return http.fetch(req);
+      return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
     websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
   });
@@ -113,6 +152,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     server,
     port,
     url: `http://${host}:${port}`,
+    social,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -122,8 +162,19 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // TODO(transport): closeAll must also run the engine's onClose per session
       await cluster.drain();
       await server.stop(true);
+      clearInterval(sweeper);
+      await sweeping;
       await cluster.close();
       if (closeStore) await store.close();
     },
   };
+}
+
+/** A configured key that does not load is a configuration error (named, never echoed). */
+async function loginRsaOrRefuse(config: Config, store: Store): Promise<LoginRsa> {
+  try {
+    return await loadLoginRsa(config.loginRsaPrivateKey, store);
+  } catch {
+    throw new ConfigError(`${fields.loginRsaPrivateKey.env} is not a PKCS#8 PEM RSA private key`);
+  }
 }

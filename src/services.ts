@@ -2,6 +2,8 @@ import type { Bus } from "./bus/bus.ts";
 import type { Lifecycle } from "./cluster/lifecycle.ts";
 import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
+import type { Accounts } from "./domain/auth/accounts.ts";
+import type { LoginRsa } from "./domain/auth/login-rsa.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
 import type { IdGenerator } from "./ids/tsid.ts";
@@ -20,6 +22,10 @@ export interface Services {
   readonly nodeId: number;
   readonly secrets: Secrets;
   readonly tokens: TokenService;
+  /** Users and devices; `isActive` is the liveness check behind every token. */
+  readonly accounts: Accounts;
+  /** Present when IBIS_LOGIN_RSA is on: the key published in init and used to unwrap login passwords. */
+  readonly loginRsa: LoginRsa | undefined;
   readonly now: () => number;
   /** Cross-node entries (docs/cluster.md); in process when REDIS_URL is unset. */
   readonly bus: Bus;
