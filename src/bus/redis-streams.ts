@@ -163,6 +163,7 @@ export class RedisStreamsBus implements Bus {
     } catch (e) {
       if (!String((e as Error).message).includes("BUSYGROUP")) throw e;
     }
+    await this.#reader.pexpire(this.#key, INBOX_TTL_MS); // an inbox nobody ever writes to does not stay forever
     let cursor = "0-0";
     do {
       const [next, entries] = (await this.#reader.callBuffer(

@@ -1,4 +1,4 @@
-import Redis from "ioredis";
+import Redis, { type RedisOptions } from "ioredis";
 import type { Logger } from "../log.ts";
 
 /**
@@ -9,7 +9,8 @@ import type { Logger } from "../log.ts";
  * background; one warning per outage, one info when it ends.
  */
 export async function openRedis(url: string, log: Logger, name = "ibis"): Promise<Redis> {
-  const redis = new Redis(url, {
+  const redis = new Redis({
+    ...redisUrlOptions(url),
     lazyConnect: true,
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
@@ -47,4 +48,20 @@ export function duplicateRedis(redis: Redis, log: Logger, name: string): Redis {
   const dup = redis.duplicate({ connectionName: name, lazyConnect: false });
   watchRedis(dup, log, name);
   return dup;
+}
+
+/**
+ * REDIS_URL (`redis://[user:pass@]host[:port][/db]`, `rediss://` for TLS) as
+ * ioredis options, read with the WHATWG URL parser: handing ioredis the string
+ * makes it call the deprecated `url.parse`, which prints a warning per process.
+ */
+export function redisUrlOptions(url: string): RedisOptions {
+  const u = new URL(url);
+  if (u.protocol !== "redis:" && u.protocol !== "rediss:") throw new Error("REDIS_URL must start with redis:// or rediss://");
+  const out: RedisOptions = { host: u.hostname.replace(/^\[(.*)\]$/, "$1") || "127.0.0.1", port: u.port ? Number(u.port) : 6379 };
+  if (u.username) out.username = decodeURIComponent(u.username);
+  if (u.password) out.password = decodeURIComponent(u.password);
+  if (u.pathname.length > 1) out.db = Number(u.pathname.slice(1));
+  if (u.protocol === "rediss:") out.tls = {};
+  return out;
 }
