@@ -1,3 +1,6 @@
+import type { Bus } from "./bus/bus.ts";
+import type { Lifecycle } from "./cluster/lifecycle.ts";
+import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
 import type { Accounts } from "./domain/auth/accounts.ts";
 import type { LoginRsa } from "./domain/auth/login-rsa.ts";
@@ -24,4 +27,10 @@ export interface Services {
   /** Present when IBIS_LOGIN_RSA is on: the key published in init and used to unwrap login passwords. */
   readonly loginRsa: LoginRsa | undefined;
   readonly now: () => number;
+  /** Cross-node entries (docs/cluster.md); in process when REDIS_URL is unset. */
+  readonly bus: Bus;
+  /** Which node holds each connected device. */
+  readonly presence: Presence;
+  /** `draining` (refuse new /ws handshakes) and readiness. */
+  readonly lifecycle: Lifecycle;
 }
