@@ -1,0 +1,12 @@
+// Peer: Node.js `ws` echo server (run with `node`). Same contract as echo.ts.
+import { WebSocketServer } from "ws";
+
+const wss = new WebSocketServer({ host: "127.0.0.1", port: 0, maxPayload: 16 * 1024 * 1024 + 64 * 1024 });
+wss.on("connection", (ws) => {
+  ws.on("message", (data, isBinary) => ws.send(data, { binary: isBinary }));
+});
+wss.on("listening", () => console.log(`READY ${wss.address().port}`));
+process.on("SIGTERM", () => {
+  wss.close();
+  process.exit(0);
+});
