@@ -74,20 +74,22 @@ await scenarioMain(async (cleanup) => {
   const max = await alternate<Round>(
     targets.map((t) => ({ name: t.name, kind: t.kind, run: () => c2cRound(t, 0) })),
     P.rounds,
+    c.notes,
   );
   const rr = ratios(max, "bun-relay", (r) => r.rate);
+  const live = targets.filter((t) => max[t.name]);
 
   // Latency under load: each server at a share of its own max, servers alternating per level.
   const byLoad: Record<string, { load_pct: number; offered: number; round: Round }[]> = {};
   for (const pct of P.loads) {
-    const subjects: Subject<Round>[] = targets.map((t) => ({
+    const subjects: Subject<Round>[] = live.map((t) => ({
       name: t.name,
       kind: t.kind,
       run: () => c2cRound(t, Math.max(1, Math.round((rr[t.name]!.median * pct) / 100))),
     }));
     console.error(`open loop at ${pct} % of each server's max`);
-    const r = await alternate(subjects, 1);
-    for (const t of targets) {
+    const r = await alternate(subjects, 1, c.notes);
+    for (const t of live.filter((t) => r[t.name])) {
       (byLoad[t.name] ??= []).push({ load_pct: pct, offered: Math.round((rr[t.name]!.median * pct) / 100), round: r[t.name]![0]! });
     }
   }
@@ -100,12 +102,12 @@ await scenarioMain(async (cleanup) => {
       {
         title: `max C2C messages/s, closed loop (${P.pairs} pairs, window ${P.window}, ${P.size} B; median of ${P.rounds} alternating rounds)`,
         columns: ["server", "messages/s", "× bun-relay", ...LATENCY_COLUMNS],
-        rows: targets.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
+        rows: live.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
       },
       {
         title: "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM)",
         columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS],
-        rows: targets.flatMap((t) => byLoad[t.name]!.map((x) => [t.name, x.load_pct, x.offered, round(x.round.rate), ...latencyCells(x.round)])),
+        rows: live.flatMap((t) => (byLoad[t.name] ?? []).map((x) => [t.name, x.load_pct, x.offered, round(x.round.rate), ...latencyCells(x.round)])),
       },
     ],
     charts: [
@@ -115,7 +117,7 @@ await scenarioMain(async (cleanup) => {
         kind: "line",
         x_label: "offered messages/s",
         y_label: "completed messages/s",
-        series: targets.map((t) => ({ name: t.name, points: byLoad[t.name]!.map((x) => [x.offered, round(x.round.rate)]) })),
+        series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.rate)]) })),
       },
       {
         id: "c2c-p99",
@@ -123,7 +125,7 @@ await scenarioMain(async (cleanup) => {
         kind: "line",
         x_label: "offered messages/s",
         y_label: "p99 ms (send → confirm)",
-        series: targets.map((t) => ({ name: t.name, points: byLoad[t.name]!.map((x) => [x.offered, round(x.round.latency.p99_us / 1000, 2)]) })),
+        series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.latency.p99_us / 1000, 2)]) })),
       },
     ],
   });

@@ -68,12 +68,13 @@ await scenarioMain(async (cleanup) => {
 
   console.error(`ping→pong: ${P.conns} conns × window ${P.window}, ${P.rounds} rounds of ${P.durationMs} ms`);
   const subjects: Subject<Round>[] = targets.map((t) => ({ name: t.name, kind: t.kind, run: () => pingRound(t, P.conns, {}) }));
-  const rounds = await alternate(subjects, P.rounds);
+  const rounds = await alternate(subjects, P.rounds, c.notes);
+  const live = targets.filter((t) => rounds[t.name]);
   const rr = ratios(rounds, "bun-echo", (r) => r.rate);
 
   console.error(`idle soak: ${P.soakConns} conns, one ping per ${P.intervalMs} ms, ${P.soakSeconds} s`);
   const soak: Record<string, { round: Round; samples: ReturnType<ReturnType<typeof sampler>> }> = {};
-  for (const t of targets.filter((t) => t.kind !== "peer")) {
+  for (const t of live.filter((t) => t.kind !== "peer")) {
     const stop = sampler(t.server.pid, 500);
     const round = await pingRound(t, P.soakConns, { intervalMs: P.intervalMs, durationMs: P.soakSeconds * 1000, warmupMs: 0 });
     soak[t.name] = { round, samples: stop() };
@@ -87,7 +88,7 @@ await scenarioMain(async (cleanup) => {
       {
         title: `ping→pong round trips/s (${P.conns} conns, window ${P.window}; median of ${P.rounds} alternating rounds)`,
         columns: ["server", "round trips/s", "× bun-echo", ...LATENCY_COLUMNS],
-        rows: targets.map((t) => {
+        rows: live.map((t) => {
           const m = medianRound(rounds[t.name]!, (r) => r.rate);
           return [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(m)];
         }),

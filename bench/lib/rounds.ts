@@ -16,13 +16,29 @@ export interface Subject<R> {
  * rounds. A slow episode of a shared box then hits both sides of a round,
  * instead of making one side look slow.
  */
-export async function alternate<R>(subjects: readonly Subject<R>[], rounds: number, log = true): Promise<Record<string, R[]>> {
+export async function alternate<R>(
+  subjects: readonly Subject<R>[],
+  rounds: number,
+  notes: string[] = [],
+): Promise<Record<string, R[]>> {
   const out: Record<string, R[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
+  const live = new Set(subjects.map((s) => s.name));
   for (let r = 0; r < rounds; r++) {
     for (const s of subjects) {
-      const res = await s.run(r);
-      out[s.name]!.push(res);
-      if (log) console.error(`  round ${r + 1}/${rounds} ${s.name}: ${brief(res)}`);
+      if (!live.has(s.name)) continue;
+      try {
+        const res = await s.run(r);
+        out[s.name]!.push(res);
+        console.error(`  round ${r + 1}/${rounds} ${s.name}: ${brief(res)}`);
+      } catch (e) {
+        // A failing baseline is a broken bench; a failing Ibis side is a finding: note it, keep going.
+        if (s.kind === "baseline") throw e;
+        const msg = `${s.name} failed in round ${r + 1}: ${(e as Error).message.split("\n").slice(0, 3).join(" / ")}`;
+        console.error(`NOTE: ${msg}`);
+        notes.push(msg);
+        live.delete(s.name);
+        delete out[s.name];
+      }
     }
   }
   return out;

@@ -95,11 +95,11 @@ async function openAllRaw(): Promise<{ ms: number; opened: number }> {
   return { ms: performance.now() - t0, opened };
 }
 
-const cpu = selfCpu();
-const first = await openAllRaw();
-emit("open", { opened: first.opened, failed, ms: first.ms, handshakes_per_s: first.opened / (first.ms / 1000) });
-
+// Signals may come any time after start: handlers go in first, phases run in order.
 let reconnect: { opened: number; ms: number } | undefined;
+let first: { opened: number; ms: number } | undefined;
+let hold: Timer | undefined;
+let wantReconnect = false;
 const dropAll = () => {
   for (const s of sockets) {
     if (!s) continue;
@@ -109,15 +109,24 @@ const dropAll = () => {
 };
 const finish = () => {
   dropAll();
-  emit("result", { count: p.count, opened: first.opened, failed, closed_early: closedEarly, open_ms: first.ms, reconnect, ...cpu() });
+  emit("result", { count: p.count, opened: first?.opened ?? 0, failed, closed_early: closedEarly, open_ms: first?.ms, reconnect, ...cpu() });
   process.exit(0);
 };
-let hold = setTimeout(finish, p.holdMs);
-process.on("SIGUSR2", finish);
-process.on("SIGUSR1", async () => {
+const doReconnect = async () => {
   clearTimeout(hold);
   dropAll();
   reconnect = await openAllRaw();
-  emit("reconnected", reconnect);
+  emit("reconnected", { ...reconnect, failed });
   hold = setTimeout(finish, p.holdMs);
+};
+process.on("SIGUSR2", finish);
+process.on("SIGUSR1", () => {
+  if (first) void doReconnect();
+  else wantReconnect = true;
 });
+
+const cpu = selfCpu();
+first = await openAllRaw();
+emit("open", { opened: first.opened, failed, ms: first.ms, handshakes_per_s: first.opened / (first.ms / 1000) });
+hold = setTimeout(finish, p.holdMs);
+if (wantReconnect) void doReconnect();
