@@ -11,9 +11,9 @@
 import { num, nums } from "./lib/args.ts";
 import { ibisSides } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
-import { runClients, type RunningServer } from "./lib/proc.ts";
+import { runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
-import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
+import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
 import { round } from "./lib/stats.ts";
 
 const c = common();
@@ -22,19 +22,13 @@ const P = {
   pairs: num(a, "pairs", c.smoke ? 4 : 50),
   window: num(a, "window", 4),
   size: num(a, "size", 64),
-  durationMs: num(a, "duration", c.smoke ? 500 : 3000),
-  warmupMs: num(a, "warmup", c.smoke ? 100 : 500),
+  ...timing(c),
   clients: num(a, "clients", 1),
   loads: nums(a, "loads", c.smoke ? [50, 100] : [25, 50, 100]),
   rounds: c.rounds,
 };
 
-interface Target {
-  name: string;
-  kind: "baseline" | "ibis";
-  server: RunningServer;
-  proto: "raw" | "ibis";
-}
+type Target = ProtoTarget;
 
 /** One round: `clients` processes, each with its own slice of pairs; rate 0 = closed loop. */
 const c2cRound = (t: Target, rate: number) =>

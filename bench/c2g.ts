@@ -9,9 +9,9 @@
 import { num, nums } from "./lib/args.ts";
 import { ibisSides } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
-import { runClients, type RunningServer } from "./lib/proc.ts";
+import { runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
-import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
+import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
 import { round } from "./lib/stats.ts";
 
 const c = common();
@@ -20,17 +20,11 @@ const P = {
   sizes: nums(a, "sizes", c.smoke ? [10] : [10, 100, 1000]),
   window: num(a, "window", 8),
   size: num(a, "size", 64),
-  durationMs: num(a, "duration", c.smoke ? 500 : 3000),
-  warmupMs: num(a, "warmup", c.smoke ? 100 : 500),
+  ...timing(c),
   rounds: c.rounds,
 };
 
-interface Target {
-  name: string;
-  kind: "baseline" | "ibis";
-  server: RunningServer;
-  proto: "raw" | "ibis";
-}
+type Target = ProtoTarget;
 
 const fanoutRound = (t: Target, members: number) =>
   measure([t.server.pid], () =>

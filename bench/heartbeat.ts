@@ -12,7 +12,7 @@ import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round }
 import { runClients, type RunningServer } from "./lib/proc.ts";
 import { sampler } from "./lib/procstat.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
-import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
+import { baseline, common, finish, scenarioMain, timing } from "./lib/scenario.ts";
 import { median, round } from "./lib/stats.ts";
 
 const c = common();
@@ -20,8 +20,7 @@ const a = c.args;
 const P = {
   conns: num(a, "conns", c.smoke ? 4 : 50),
   window: num(a, "window", 4),
-  durationMs: num(a, "duration", c.smoke ? 500 : 3000),
-  warmupMs: num(a, "warmup", c.smoke ? 100 : 500),
+  ...timing(c),
   clients: num(a, "clients", 1),
   soakConns: num(a, "soak-conns", c.smoke ? 20 : 1000),
   soakSeconds: num(a, "soak-seconds", c.smoke ? 2 : 10),

@@ -7,8 +7,9 @@
  * machine: mark the result quotable), --no-report.
  */
 import { buildReport } from "../report.ts";
-import { bool, num, parseArgs, str, type Args } from "./args.ts";
+import { bool, parseArgs, str, type Args } from "./args.ts";
 import { ROOT, startServer, type RunningServer } from "./proc.ts";
+import { num } from "./args.ts";
 import { writeResult, type ResultBody } from "./results.ts";
 import { writeFileSync } from "node:fs";
 import { resolve } from "node:path";
@@ -25,6 +26,20 @@ export function common(defaultRounds = 3): Common {
   const args = parseArgs();
   const smoke = bool(args, "smoke");
   return { args, smoke, rounds: num(args, "rounds", smoke ? 2 : defaultRounds), ibis: str(args, "ibis", "auto"), notes: [] };
+}
+
+/** Measured window and warm-up of one round (`--duration`, `--warmup`, ms). */
+export const timing = (c: Common) => ({
+  durationMs: num(c.args, "duration", c.smoke ? 500 : 3000),
+  warmupMs: num(c.args, "warmup", c.smoke ? 100 : 500),
+});
+
+/** A server the scenario loads, and which wire protocol its generators speak. */
+export interface ProtoTarget {
+  name: string;
+  kind: "baseline" | "ibis";
+  server: RunningServer;
+  proto: "raw" | "ibis";
 }
 
 /** A raw baseline (bench/baselines/<file>) as its own process; `.mjs` runs under node. */
