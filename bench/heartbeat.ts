@@ -40,6 +40,7 @@ interface Target {
   url: string;
   protocols?: string[];
   headers?: Record<string, string>[];
+  answerPings?: boolean;
 }
 
 const pingRound = (t: Target, conns: number, extra: object) =>
@@ -47,7 +48,7 @@ const pingRound = (t: Target, conns: number, extra: object) =>
     runClients<ClientResult>(
       "bench/load/echo.ts",
       P.clients,
-      { url: t.url, conns, window: P.window, mode: "ping", size: 0, durationMs: P.durationMs, warmupMs: P.warmupMs, maxMessages: 0, protocols: t.protocols, headers: t.headers, ...extra },
+      { url: t.url, conns, window: P.window, mode: "ping", size: 0, durationMs: P.durationMs, warmupMs: P.warmupMs, maxMessages: 0, protocols: t.protocols, headers: t.headers, answerPings: t.answerPings, ...extra },
       P.durationMs + P.warmupMs + 30_000,
     ),
   );
@@ -59,10 +60,11 @@ await scenarioMain(async (cleanup) => {
   const node = cleanup.add(await baseline("node-ws-echo", "node-ws-echo.mjs"));
   targets.push({ name: "node-ws-echo", kind: "peer", server: node, url: node.ws });
   // ---- Ibis side: runs once /ws is served (svc.v2 pings are spec bytes, nothing else to plug in).
-  for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
+  // The server's own svc.v2 heartbeat runs at the soak interval, so the soak sees both directions.
+  for (const h of await ibisSides(c.ibis, ["memory"], c.notes, { IBIS_HEARTBEAT_INTERVAL_MS: String(P.intervalMs) })) {
     cleanup.add(h);
     const headers = await ibisHeaders(h, Math.max(P.conns, P.soakConns));
-    targets.push({ name: h.name, kind: "ibis", server: h.server, url: `${h.server.ws}/ws`, protocols: ["svc.v2"], headers });
+    targets.push({ name: h.name, kind: "ibis", server: h.server, url: `${h.server.ws}/ws`, protocols: ["svc.v2"], headers, answerPings: true });
   }
 
   console.error(`ping→pong: ${P.conns} conns × window ${P.window}, ${P.rounds} rounds of ${P.durationMs} ms`);

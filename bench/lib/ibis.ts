@@ -54,7 +54,7 @@ async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> 
 }
 
 /** Starts Ibis; resolves `{ skipped }` with the reason when its /ws is not served yet. */
-export async function startIbisSide(store: IbisStore): Promise<IbisHandle | { skipped: string }> {
+export async function startIbisSide(store: IbisStore, env: Record<string, string> = {}): Promise<IbisHandle | { skipped: string }> {
   const db = store === "postgres" ? await freshDatabase() : undefined;
   let server: RunningServer;
   try {
@@ -69,6 +69,7 @@ export async function startIbisSide(store: IbisStore): Promise<IbisHandle | { sk
         IBIS_TOKEN_SECRET: SECRET,
         IBIS_LOG_LEVEL: "info",
         IBIS_ENV: "development",
+        ...env,
       },
       ready: listening,
       timeoutMs: 60_000,
@@ -97,12 +98,12 @@ export async function startIbisSide(store: IbisStore): Promise<IbisHandle | { sk
 }
 
 /** Starts the requested Ibis sides (`--ibis off|memory|postgres|both`), collecting skip notes. */
-export async function ibisSides(want: string, fallback: IbisStore[], notes: string[]): Promise<IbisHandle[]> {
+export async function ibisSides(want: string, fallback: IbisStore[], notes: string[], env: Record<string, string> = {}): Promise<IbisHandle[]> {
   if (want === "off") return [];
   const stores: IbisStore[] = want === "both" ? ["memory", "postgres"] : want === "memory" || want === "postgres" ? [want] : fallback;
   const out: IbisHandle[] = [];
   for (const s of stores) {
-    const r = await startIbisSide(s);
+    const r = await startIbisSide(s, env);
     if ("skipped" in r) {
       console.error(`NOTE: ${r.skipped}`);
       notes.push(r.skipped);

@@ -6,7 +6,7 @@
  * Frames are built once; only the Seq bytes are rewritten.
  */
 import { Histogram } from "../lib/hist.ts";
-import { getSeq, pingFrame, setSeq, T } from "../lib/wire.ts";
+import { frame, getSeq, pingFrame, setSeq, T } from "../lib/wire.ts";
 import { emit, openAll, params, stopped, Window } from "./common.ts";
 
 interface P {
@@ -19,6 +19,8 @@ interface P {
   warmupMs: number;
   maxMessages: number;
   intervalMs?: number;
+  /** Ibis: the server also pings (heartbeat); answer those with a pong and do not count them. */
+  answerPings?: boolean;
   protocols?: string[];
   /** Per-connection headers, cycled (Ibis: one Authorization per connection). */
   headers?: Record<string, string>[];
@@ -35,6 +37,8 @@ let unexpectedCloses = 0;
 let mismatched = 0;
 
 const ping = pingFrame();
+const pong = frame(T.PONG, 0x07, 2);
+let serverPings = 0;
 const bin = p.mode === "binary" ? new Uint8Array(p.size).fill(0x61) : undefined;
 const text = p.mode === "text" ? "a".repeat(p.size) : undefined;
 const replyBytes = p.mode === "ping" ? ping.length : p.size;
@@ -58,6 +62,12 @@ function send(i: number): void {
 }
 
 function onReply(i: number, data: Uint8Array | string): void {
+  if (p.answerPings && typeof data !== "string" && data[4] === T.PING) {
+    pong[9] = data[9]!;
+    pong[10] = data[10]!;
+    sockets[i]!.send(pong);
+    return void serverPings++;
+  }
   if (typeof data !== "string" && p.mode === "ping") {
     if (data[4] === T.ERROR) errors++;
     else if (getSeq(data) !== (tail[i]! & 0xffff)) mismatched++;
@@ -110,6 +120,7 @@ emit("result", {
   errors,
   mismatched,
   unexpected_closes: unexpectedCloses,
+  server_pings: serverPings,
   latency: hist.summary(),
   hist: hist.snapshot(),
   ...win.cpu,
