@@ -9,6 +9,11 @@ export const MAX_PAYLOAD = 16 * 1024 * 1024 + 64 * 1024; // same headroom as Ibi
 
 export function announce(server: Server<unknown>): void {
   console.log(`READY ${server.port}`);
+  // Stops by itself when the scenario that started it is gone (even after a SIGKILL).
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000).unref();
   process.on("SIGTERM", () => {
     server.stop(true);
     process.exit(0);

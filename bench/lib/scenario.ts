@@ -77,6 +77,7 @@ export async function scenarioMain(main: (cleanup: Cleanup) => Promise<void>): P
     process.exit(code);
   };
   process.on("SIGINT", () => void stop(130));
+  process.on("SIGTERM", () => void stop(143));
   try {
     await main(cleanup);
     await stop(0);

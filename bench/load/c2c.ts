@@ -93,6 +93,7 @@ const socketsOf = (role: "a" | "b", on: (i: number, d: Uint8Array | string) => v
 b.push(...(await socketsOf("b", onReceiver)));
 a.push(...(await socketsOf("a", onSender)));
 
+win.start();
 let timer: Timer | undefined;
 if (p.rate > 0) {
   // Open loop: every 2 ms, send what the schedule says is due, stamped with its due time.

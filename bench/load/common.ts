@@ -10,6 +10,12 @@ export function params<P>(): P & { index: number; of: number } {
   return JSON.parse(raw) as P & { index: number; of: number };
 }
 
+// A generator whose orchestrator died stops too (its own deadline would end it later anyway).
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) process.exit(2);
+}, 1000).unref();
+
 export function emit(event: string, body: object): void {
   process.stdout.write(JSON.stringify({ event, ...body }) + "\n");
 }
@@ -72,13 +78,11 @@ export async function openAll(
 }
 
 /**
- * The bounded measuring clock of a run: warm-up, then a measured window that
- * ends at `durationMs` or when `maxMessages` have completed, whichever first.
+ * The bounded measuring clock of a run: `start()` (once every socket is open)
+ * begins the warm-up, then a measured window that ends at `durationMs` or when
+ * `maxMessages` have completed, whichever first.
  */
 export class Window {
-  readonly t0 = performance.now();
-  readonly warmEnd: number;
-  readonly deadline: number;
   measuring = false;
   stopped = false;
   endedAt = 0;
@@ -87,11 +91,14 @@ export class Window {
   cpu = { client_cpu_pct: 0, client_rss_kb: 0 };
   onStop?: () => void;
 
-  constructor(warmupMs: number, durationMs: number) {
-    this.warmEnd = this.t0 + warmupMs;
-    this.deadline = this.warmEnd + durationMs;
-    setTimeout(() => this.begin(), warmupMs);
-    setTimeout(() => this.stop(), warmupMs + durationMs);
+  constructor(
+    private readonly warmupMs: number,
+    private readonly durationMs: number,
+  ) {}
+
+  start(): void {
+    setTimeout(() => this.begin(), this.warmupMs);
+    setTimeout(() => this.stop(), this.warmupMs + this.durationMs);
   }
 
   private begin(): void {

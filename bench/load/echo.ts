@@ -95,6 +95,7 @@ sockets = await openAll(
   },
 );
 
+win.start();
 let timer: Timer | undefined;
 if (soak) {
   // Spread the pings over the interval so the server sees a steady trickle.

@@ -62,6 +62,7 @@ sockets = await openAll(
   () => ({}),
   (ws) => ws.addEventListener("message", (e) => onMessage(e.data as Uint8Array)),
 );
+win.start();
 for (let k = 0; k < p.window; k++) publish();
 await stopped(win);
 for (const ws of sockets) ws.close();
