@@ -6,7 +6,10 @@
  * (send → SERVER_ACK + delivery → CLIENT_ACK → confirm, bytes only).
  * Ibis: embedded (in-memory PGlite) and PostgreSQL.
  *
- *   bun run bench:c2c [--pairs 50] [--window 4] [--duration 3000] [--loads 25,50,100] [--size 64] [--clients 1] [--smoke]
+ * With --workers N > 1 the Ibis nodes run clustered (IBIS_WORKERS=N over Redis
+ * Streams); CPU and RSS then count the whole process tree.
+ *
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 3000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
  */
 import { num, nums } from "./lib/args.ts";
 import { ibisSides } from "./lib/ibis.ts";
@@ -24,6 +27,7 @@ const P = {
   size: num(a, "size", 64),
   ...timing(c),
   clients: num(a, "clients", 1),
+  workers: num(a, "workers", 1),
   loads: nums(a, "loads", c.smoke ? [50, 100] : [25, 50, 100]),
   rounds: c.rounds,
 };
@@ -60,7 +64,8 @@ await scenarioMain(async (cleanup) => {
   const relay = cleanup.add(await baseline("bun-relay", "c2c-relay.ts"));
   const targets: Target[] = [{ name: "bun-relay", kind: "baseline", server: relay, proto: "raw" }];
   // ---- Ibis side: needs bench/load/proto/ibis-c2c.ts and friend pairs from bench/lib/ibis.ts.
-  for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes)) {
+  const cluster = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
+  for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     targets.push({ name: h.name, kind: "ibis", server: cleanup.add(h).server, proto: "ibis" });
   }
 

@@ -1,10 +1,30 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** Linux clock ticks per second (USER_HZ); 100 on every mainstream kernel. */
 const HZ = 100;
 
-/** utime + stime of a process, in ms, from /proc/<pid>/stat (0 when gone). */
+/** `pid` and all its descendants (an Ibis node with IBIS_WORKERS > 1 forks its workers). */
+export function tree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, "utf8").trim();
+        if (kids) out.push(...kids.split(" ").map(Number));
+      }
+    } catch {
+      // gone, or a kernel without /proc/<pid>/task/<tid>/children: count what we have
+    }
+  }
+  return out;
+}
+
+/** utime + stime of a process tree, in ms, from /proc/<pid>/stat (0 when gone). */
 export function cpuMs(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + cpuMsOne(p), 0);
+}
+
+function cpuMsOne(pid: number): number {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses: split after the last ')'.
@@ -15,8 +35,12 @@ export function cpuMs(pid: number): number {
   }
 }
 
-/** VmRSS of a process, in KiB, from /proc/<pid>/status (0 when gone). */
+/** VmRSS of a process tree, in KiB, from /proc/<pid>/status (0 when gone). */
 export function rssKb(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + rssKbOne(p), 0);
+}
+
+function rssKbOne(pid: number): number {
   try {
     const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
     return m ? Number(m[1]) : 0;
