@@ -64,7 +64,7 @@ await scenarioMain(async (cleanup) => {
   const relay = cleanup.add(await baseline("bun-relay", "c2c-relay.ts"));
   const targets: Target[] = [{ name: "bun-relay", kind: "baseline", server: relay, proto: "raw" }];
   // ---- Ibis side: needs bench/load/proto/ibis-c2c.ts and friend pairs from bench/lib/ibis.ts.
-  const cluster = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
+  const cluster: Record<string, string> = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
   for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     targets.push({ name: h.name, kind: "ibis", server: cleanup.add(h).server, proto: "ibis" });
   }
