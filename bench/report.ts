@@ -46,7 +46,11 @@ export function buildReport(): string {
     "Ratios are Ibis (or a peer) divided by the raw baseline measured in the same run, median over alternating rounds; see `bench/README.md`.",
     "",
   ];
-  for (const r of newestPerScenario()) {
+  const results = newestPerScenario();
+  if (results.some((r) => !r.representative)) {
+    out.push("> **Sections marked other than `representative` are smoke or shared-machine runs: they show that the scenario works, not how fast anything is. Do not quote them.**", "");
+  }
+  for (const r of results) {
     const m = r.machine;
     out.push(`## ${r.scenario}`, "");
     out.push(
