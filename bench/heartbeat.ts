@@ -108,5 +108,15 @@ await scenarioMain(async (cleanup) => {
         ]),
       },
     ],
+    charts: [
+      {
+        id: "heartbeat-soak-rss",
+        title: `idle soak: server RSS over time (${P.soakConns} conns)`,
+        kind: "line",
+        x_label: "seconds",
+        y_label: "RSS MB",
+        series: Object.entries(soak).map(([name, s]) => ({ name, points: s.samples.map((x) => [round(x.t_ms / 1000, 1), round(x.rss_kb / 1024, 1)]) })),
+      },
+    ],
   });
 });

@@ -37,17 +37,24 @@ export interface ResultFile extends ResultBody {
  * Writes bench/results/<scenario>-<date>.json. Runs are marked non-representative
  * unless `--representative` was passed (quiet machine, default sizes or larger).
  */
-export function writeResult(scenario: string, body: ResultBody, opts: { smoke: boolean; representative: boolean }): string {
+export function writeResult(
+  scenario: string,
+  body: ResultBody,
+  opts: { smoke: boolean; representative: boolean; loadAtStart: number },
+): string {
   const date = new Date().toISOString();
-  const representative = opts.representative && !opts.smoke;
-  const file: ResultFile = {
-    scenario,
-    date,
-    representative,
-    quality: opts.smoke ? "smoke, shared machine" : representative ? "representative" : "shared machine, not representative",
-    machine: machine(),
-    ...body,
-  };
+  const m = machine();
+  // A box already busy before the run (load average over half its cores) cannot produce a quotable result.
+  const busy = opts.loadAtStart > m.nproc / 2;
+  const representative = opts.representative && !opts.smoke && !busy;
+  const quality = opts.smoke
+    ? "smoke, shared machine"
+    : representative
+      ? "representative"
+      : busy
+        ? `busy machine (load ${opts.loadAtStart.toFixed(2)} at start), not representative`
+        : "shared machine, not representative";
+  const file: ResultFile = { scenario, date, representative, quality, machine: m, ...body };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const path = resolve(RESULTS_DIR, `${scenario}-${date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(path, JSON.stringify(file, null, 2) + "\n");

@@ -12,9 +12,12 @@ import { ROOT, startServer, type RunningServer } from "./proc.ts";
 import { num } from "./args.ts";
 import { writeResult, type ResultBody } from "./results.ts";
 import { writeFileSync } from "node:fs";
+import { loadavg } from "node:os";
 import { resolve } from "node:path";
 
 export interface Common {
+  /** 1-minute load average before anything started (the box's own noise). */
+  loadAtStart: number;
   args: Args;
   smoke: boolean;
   rounds: number;
@@ -25,7 +28,7 @@ export interface Common {
 export function common(defaultRounds = 3): Common {
   const args = parseArgs();
   const smoke = bool(args, "smoke");
-  return { args, smoke, rounds: num(args, "rounds", smoke ? 2 : defaultRounds), ibis: str(args, "ibis", "auto"), notes: [] };
+  return { loadAtStart: loadavg()[0] ?? 0, args, smoke, rounds: num(args, "rounds", smoke ? 2 : defaultRounds), ibis: str(args, "ibis", "auto"), notes: [] };
 }
 
 /** Measured window and warm-up of one round (`--duration`, `--warmup`, ms). */
@@ -60,7 +63,7 @@ export class Cleanup {
 
 export function finish(scenario: string, c: Common, body: ResultBody): void {
   if (c.notes.length) body.notes = [...(body.notes ?? []), ...c.notes];
-  const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative") });
+  const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative"), loadAtStart: c.loadAtStart });
   console.error(`wrote ${path}`);
   if (!bool(c.args, "no-report")) writeFileSync(resolve(ROOT, "bench/RESULTS.md"), buildReport());
   for (const t of body.tables) {
