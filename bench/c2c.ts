@@ -9,7 +9,7 @@
  * With --workers N > 1 the Ibis nodes run clustered (IBIS_WORKERS=N over Redis
  * Streams); CPU and RSS then count the whole process tree.
  *
- *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 3000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
  */
 import { num, nums } from "./lib/args.ts";
 import { ibisSides } from "./lib/ibis.ts";

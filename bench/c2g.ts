@@ -4,7 +4,7 @@
  * deliveries/s and per-delivery latency. Baseline: bare `server.publish` to a
  * topic (the least a Bun server can do per delivery).
  *
- *   bun run bench:c2g [--sizes 10,100,1000] [--window 8] [--size 64] [--duration 3000] [--smoke]
+ *   bun run bench:c2g [--sizes 10,100,1000] [--window 8] [--size 64] [--duration 2000] [--smoke]
  */
 import { num, nums } from "./lib/args.ts";
 import { ibisSides } from "./lib/ibis.ts";

@@ -4,7 +4,7 @@
  * echo as a peer); (2) idle soak: K connections pinging every interval for T
  * seconds: server CPU % and RSS over time, unexpected closes.
  *
- *   bun run bench:heartbeat [--conns 50] [--window 4] [--duration 3000] [--soak-conns 1000] [--soak-seconds 10] [--interval-ms 1000] [--smoke]
+ *   bun run bench:heartbeat [--conns 50] [--window 4] [--duration 2000] [--soak-conns 1000] [--soak-seconds 10] [--interval-ms 1000] [--smoke]
  */
 import { num } from "./lib/args.ts";
 import { ibisSides, type IbisHandle } from "./lib/ibis.ts";
@@ -12,7 +12,7 @@ import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round }
 import { runClients, type RunningServer } from "./lib/proc.ts";
 import { sampler } from "./lib/procstat.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
-import { baseline, common, finish, scenarioMain, timing } from "./lib/scenario.ts";
+import { baseline, common, finish, nodePeer, scenarioMain, timing } from "./lib/scenario.ts";
 import { median, round } from "./lib/stats.ts";
 
 const c = common();
@@ -57,8 +57,8 @@ await scenarioMain(async (cleanup) => {
   const targets: Target[] = [];
   const bun = cleanup.add(await baseline("bun-echo", "echo.ts"));
   targets.push({ name: "bun-echo", kind: "baseline", server: bun, url: bun.ws });
-  const node = cleanup.add(await baseline("node-ws-echo", "node-ws-echo.mjs"));
-  targets.push({ name: "node-ws-echo", kind: "peer", server: node, url: node.ws });
+  const node = await nodePeer(c, cleanup);
+  if (node) targets.push({ name: "node-ws-echo", kind: "peer", server: node, url: node.ws });
   // ---- Ibis side: runs once /ws is served (svc.v2 pings are spec bytes, nothing else to plug in).
   // The server's own svc.v2 heartbeat runs at the soak interval, so the soak sees both directions.
   for (const h of await ibisSides(c.ibis, ["memory"], c.notes, { IBIS_HEARTBEAT_INTERVAL_MS: String(P.intervalMs) })) {

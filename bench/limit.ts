@@ -10,9 +10,9 @@
 import { num } from "./lib/args.ts";
 import { ibisSides, type IbisHandle } from "./lib/ibis.ts";
 import { measure, type ClientResult, type Round } from "./lib/measure.ts";
-import { runClients } from "./lib/proc.ts";
+import { runClients, type RunningServer } from "./lib/proc.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
-import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
+import { baseline, common, finish, nodePeer, scenarioMain } from "./lib/scenario.ts";
 import { round } from "./lib/stats.ts";
 import { frame, getSeq, HEADER, pingFrame, setSeq, T } from "./lib/wire.ts";
 
@@ -58,11 +58,9 @@ async function frameLimitCheck(h: IbisHandle): Promise<{ ok: boolean; detail: st
 
 await scenarioMain(async (cleanup) => {
   const bun = cleanup.add(await baseline("bun-echo", "echo.ts"));
-  const node = cleanup.add(await baseline("node-ws-echo", "node-ws-echo.mjs"));
-  const targets = [
-    { name: "bun-echo", kind: "baseline" as const, server: bun },
-    { name: "node-ws-echo", kind: "peer" as const, server: node },
-  ];
+  const node = await nodePeer(c, cleanup);
+  const targets: { name: string; kind: "baseline" | "peer"; server: RunningServer }[] = [{ name: "bun-echo", kind: "baseline", server: bun }];
+  if (node) targets.push({ name: "node-ws-echo", kind: "peer", server: node });
   // ---- Ibis side: the limit check runs as soon as /ws is served; the MB/s side needs a
   // large-frame echo path (a 16 MiB C2C to oneself) plugged in here.
   const checks: Record<string, { ok: boolean; detail: string }> = {};

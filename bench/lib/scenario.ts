@@ -33,8 +33,8 @@ export function common(defaultRounds = 3): Common {
 
 /** Measured window and warm-up of one round (`--duration`, `--warmup`, ms). */
 export const timing = (c: Common) => ({
-  durationMs: num(c.args, "duration", c.smoke ? 500 : 3000),
-  warmupMs: num(c.args, "warmup", c.smoke ? 100 : 500),
+  durationMs: num(c.args, "duration", c.smoke ? 500 : 2000),
+  warmupMs: num(c.args, "warmup", c.smoke ? 100 : 300),
 });
 
 /** A server the scenario loads, and which wire protocol its generators speak. */
@@ -48,6 +48,16 @@ export interface ProtoTarget {
 /** A raw baseline (bench/baselines/<file>) as its own process; `.mjs` runs under node. */
 export const baseline = (name: string, file: string): Promise<RunningServer> =>
   startServer({ name, cmd: [file.endsWith(".mjs") ? "node" : "bun", `bench/baselines/${file}`] });
+
+/** The Node `ws` peer, or a note when Node (or `ws`) is not installed: a peer is optional. */
+export async function nodePeer(c: Common, cleanup: Cleanup): Promise<RunningServer | undefined> {
+  try {
+    return cleanup.add(await baseline("node-ws-echo", "node-ws-echo.mjs"));
+  } catch (e) {
+    c.notes.push(`node-ws-echo peer skipped: ${(e as Error).message.split("\n")[0]}`);
+    return undefined;
+  }
+}
 
 /** Stops everything registered, whatever happened. */
 export class Cleanup {
