@@ -1,5 +1,7 @@
 import type { Subprocess } from "bun";
-import { resolve } from "node:path";
+import { rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 
 /** Repository root (bench/lib/../..): every child runs from here. */
 export const ROOT = resolve(import.meta.dir, "../..");
@@ -98,7 +100,9 @@ export async function stopProc(proc: Subprocess): Promise<void> {
   }
 }
 
-/** A load-generator process: params go in as one JSON argument, events and the result come back as JSON lines. */
+let clientSeq = 0;
+
+/** A load-generator process: params go in as a JSON file (`@path`), events and the result come back as JSON lines. */
 export interface Client<R> {
   readonly pid: number;
   /** Resolves with the first stdout JSON line whose `event` is `name`. */
@@ -109,7 +113,10 @@ export interface Client<R> {
 }
 
 export function startClient<R>(script: string, params: object, opts: { timeoutMs: number; runtime?: string }): Client<R> {
-  const proc = Bun.spawn([opts.runtime ?? "bun", resolve(ROOT, script), JSON.stringify(params)], {
+  // Params go through a file: thousands of per-connection tokens exceed one argument's 128 KiB limit.
+  const file = join(tmpdir(), `ibis-bench-${process.pid}-${++clientSeq}.json`);
+  writeFileSync(file, JSON.stringify(params));
+  const proc = Bun.spawn([opts.runtime ?? "bun", resolve(ROOT, script), `@${file}`], {
     cwd: ROOT,
     stdout: "pipe",
     stderr: "pipe",
@@ -134,6 +141,7 @@ export function startClient<R>(script: string, params: object, opts: { timeoutMs
   const killer = setTimeout(() => proc.kill("SIGKILL"), opts.timeoutMs);
   const finished = Promise.all([proc.exited, out]).then(([code]) => {
     clearTimeout(killer);
+    rmSync(file, { force: true });
     if (result === undefined) throw new Error(`${script} exited (${code}) without a result:\n${errs.join("\n")}`);
     return result;
   });

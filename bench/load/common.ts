@@ -1,12 +1,15 @@
+import { readFileSync } from "node:fs";
+
 /**
  * Shared by every load generator (each runs as its own process): params in
- * as one JSON argument, JSON lines out (`event` names them; the last is
+ * as JSON (an argument, or `@file`), JSON lines out (`event` names them; the last is
  * `result`), the process's own CPU so the reader can see when the client, not
  * the server, was the limit.
  */
 export function params<P>(): P & { index: number; of: number } {
-  const raw = process.argv[2];
-  if (!raw) throw new Error("usage: bun bench/load/<gen>.ts '<json params>'");
+  const arg = process.argv[2];
+  if (!arg) throw new Error("usage: bun bench/load/<gen>.ts '<json params>' | @params.json");
+  const raw = arg.startsWith("@") ? readFileSync(arg.slice(1), "utf8") : arg;
   return JSON.parse(raw) as P & { index: number; of: number };
 }
 
