@@ -28,9 +28,10 @@ const P = {
   rounds: c.rounds,
 };
 
-/** Handshake headers per connection (Ibis: one user per connection). */
+/** Handshake headers per connection (Ibis: one real user per connection). */
 async function ibisHeaders(h: IbisHandle, n: number): Promise<Record<string, string>[]> {
-  return Promise.all(Array.from({ length: n }, (_, i) => h.headers(BigInt(1000 + i), `hb-${i}`)));
+  const users = await h.users(n);
+  return Promise.all(users.map((u, i) => h.headers(u, `hb-${i}`)));
 }
 
 interface Target {

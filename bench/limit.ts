@@ -29,7 +29,7 @@ const FRAME = P.mib * MiB + HEADER;
 
 /** Ibis: 16 MiB + 1 declared → ERROR frame_too_large, then ping → pong on the same socket. */
 async function frameLimitCheck(h: IbisHandle): Promise<{ ok: boolean; detail: string }> {
-  const ws = new WebSocket(`${h.server.ws}/ws`, { protocols: ["svc.v2"], headers: await h.headers(900n, "limit-0") } as object);
+  const ws = new WebSocket(`${h.server.ws}/ws`, { protocols: ["svc.v2"], headers: await h.headers((await h.users(1))[0]!, "limit-0") } as object);
   ws.binaryType = "nodebuffer";
   const replies: Uint8Array[] = [];
   const next = () =>
@@ -107,4 +107,7 @@ await scenarioMain(async (cleanup) => {
         : []),
     ],
   });
+  // A broken frame limit is a broken scenario, not a slow one: the smoke run must fail on it.
+  const broken = Object.entries(checks).filter(([, x]) => !x.ok);
+  if (broken.length) throw new Error(`frame-limit check failed: ${broken.map(([n, x]) => `${n}: ${x.detail}`).join("; ")}`);
 });

@@ -30,6 +30,8 @@ try {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  // bench/ connections reads RSS per connection after a full GC (docs/bench.md); opt-in, never in production.
+  if (config.benchGcSignal && config.env !== "production") process.on("SIGUSR1", () => Bun.gc(true));
   if (workerIndex !== undefined) {
     // A worker whose supervisor vanished (SIGKILL) stops too instead of lingering on the port.
     const parent = process.ppid;

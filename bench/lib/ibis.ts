@@ -2,16 +2,21 @@
  * The Ibis side of a scenario: starts `bun src/main.ts` (its normal start
  * mode) as its own process on a free loopback port, over in-memory PGlite or
  * a fresh PostgreSQL database, with every throttle lifted, then checks
- * whether /ws is served yet. Today the transport is a stub answering 501, so
- * scenarios print a note and run their baselines only.
+ * whether /ws is served yet (a 501 stub skips the Ibis side with a note).
  *
- * IBIS PLUG-IN POINT (users): `token()` mints access tokens with the same
- * HS256 secret the node is started with. When signup/friend/group APIs land,
- * add `provisionPairs(n)` / `provisionGroup(members)` here (REST calls through
- * the node's API, run before the rounds, outside any measured window).
+ * Provisioning (before the rounds, outside any measured window): the
+ * handshake refuses tokens of users that do not exist, so scenarios create
+ * real users. On PostgreSQL they are bulk-inserted (users, friend rows in
+ * both directions) straight into the node's fresh database: thousands per
+ * second. On `memory://` the database lives inside the server process, so
+ * they go through REST (`/passport/signup`, `/friend/add` + `/confirm`), with
+ * argon2id at its 1 MiB floor (IBIS_PASSWORD_MEMORY_KIB) so signup costs ~ms.
+ * Groups always go through `/group/add` (one call per group). Tokens are
+ * minted locally with the node's fixed IBIS_TOKEN_SECRET.
  */
 import postgres from "postgres";
 import { TokenService } from "../../src/domain/auth/tokens.ts";
+import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
 import { startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
@@ -22,6 +27,14 @@ export interface IbisHandle {
   readonly server: RunningServer;
   /** svc.v2 handshake headers for (user, device). */
   headers(user: bigint, device: string): Promise<Record<string, string>>;
+  /** Access token for (user, device). */
+  token(user: bigint, device: string): Promise<string>;
+  /** Creates `n` real users; resolves their ids. */
+  users(n: number): Promise<bigint[]>;
+  /** Makes each pair friends (both directions). */
+  befriend(pairs: readonly (readonly [bigint, bigint])[]): Promise<void>;
+  /** Creates a group owned by `owner` with `members`; resolves its id. */
+  group(owner: bigint, members: readonly bigint[]): Promise<bigint>;
   stop(): Promise<void>;
 }
 
@@ -38,15 +51,24 @@ const listening = (line: string): number | undefined => {
   }
 };
 
-async function freshDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+interface Db {
+  url: string;
+  sql: postgres.Sql;
+  drop(): Promise<void>;
+}
+
+async function freshDatabase(): Promise<Db> {
   const name = `ibis_bench_${process.pid}_${Date.now()}`;
   const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   const url = new URL(PG_ADMIN);
   url.pathname = `/${name}`;
+  const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
   return {
     url: url.toString(),
+    sql,
     async drop() {
+      await sql.end().catch(() => {});
       await admin.unsafe(`drop database if exists ${name} with (force)`).catch(() => {});
       await admin.end();
     },
@@ -69,6 +91,7 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
         IBIS_TOKEN_SECRET: SECRET,
         IBIS_LOG_LEVEL: "info",
         IBIS_ENV: "development",
+        IBIS_PASSWORD_MEMORY_KIB: "1024", // the floor: signup for benches costs ~ms, not ~50 ms
         ...env,
       },
       ready: listening,
@@ -79,8 +102,9 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
     return { skipped: `ibis-${store} did not start: ${(e as Error).message.split("\n")[0]}` };
   }
   const tokens = new TokenService({ secret: SECRET, accessTtlSec: 86_400, refreshTtlSec: 86_400, clockSkewSec: 300 });
+  const token = (user: bigint, device: string) => tokens.issue(user, device, "access");
   const headers = async (user: bigint, device: string) => ({
-    Authorization: `Bearer ${await tokens.issue(user, device, "access")}`,
+    Authorization: `Bearer ${await token(user, device)}`,
     "X-Device-ID": device,
     "X-Device-Type": "desktop",
   });
@@ -94,7 +118,79 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
     const why = probe instanceof Error ? probe.message : "GET /ws answers 501 (transport not built yet)";
     return { skipped: `Ibis side skipped (ibis-${store}): ${why}` };
   }
-  return { name: `ibis-${store}`, store, server, headers, stop };
+  const rest = restClient(server.http, token);
+  let made = 0;
+  const users = async (n: number): Promise<bigint[]> => {
+    const first = made;
+    made += n;
+    if (!db) return pooled(n, (i) => rest.signup(`bench${first + i}`));
+    // Bulk: ids above 2^53 (as real TSIDs are), one multi-row insert per 5,000.
+    const ids = Array.from({ length: n }, (_, i) => BENCH_ID_BASE + BigInt(first + i));
+    const now = Date.now();
+    for (let i = 0; i < n; i += 5000) {
+      const rows = ids.slice(i, i + 5000).map((id) => ({ id: id.toString(), account: `bench${id}`, password_hash: "!", created_at: now, updated_at: now }));
+      await db.sql`insert into users ${db.sql(rows)}`;
+    }
+    return ids;
+  };
+  const befriend = async (pairs: readonly (readonly [bigint, bigint])[]): Promise<void> => {
+    if (!db) {
+      await pooled(pairs.length, async (i) => {
+        const [x, y] = pairs[i]!;
+        await rest.call(x, "/api/v1/friend/add", { to: y });
+        await rest.call(y, "/api/v1/friend/confirm", { from: x });
+      });
+      return;
+    }
+    const now = Date.now();
+    const rows = pairs.flatMap(([x, y]) => [
+      { user_id: x.toString(), friend_id: y.toString(), created_at: now },
+      { user_id: y.toString(), friend_id: x.toString(), created_at: now },
+    ]);
+    for (let i = 0; i < rows.length; i += 5000) await db.sql`insert into friend ${db.sql(rows.slice(i, i + 5000))}`;
+  };
+  const group = async (owner: bigint, members: readonly bigint[]): Promise<bigint> => {
+    const r = (await rest.call(owner, "/api/v1/group/add", { member_uids: members, title: "bench" })) as { group: { gid: bigint } };
+    return r.group.gid;
+  };
+  return { name: `ibis-${store}`, store, server, headers, token, users, befriend, group, stop };
+}
+
+/** Bench users' ids start here: above 2^53, so any `number` slip would show. */
+const BENCH_ID_BASE = 1n << 60n;
+
+/** Runs `n` async jobs, 16 at a time (the server has 2 cores; more only queues). */
+async function pooled<T>(n: number, job: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(n);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < n; i = next++) out[i] = await job(i);
+  };
+  await Promise.all(Array.from({ length: Math.min(16, n) }, worker));
+  return out;
+}
+
+/** REST through the project's JSON codec (ids stay bigint both ways). */
+function restClient(base: string, token: (user: bigint, device: string) => Promise<string>) {
+  const post = async (path: string, body: unknown, auth?: string): Promise<unknown> => {
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-device-id": "bench-setup", "x-device-type": "desktop", ...(auth ? { authorization: `Bearer ${auth}` } : {}) },
+      body: stringifyJson(body),
+    });
+    const text = await res.text();
+    const env = parseJson(text) as { code?: number; payload?: unknown };
+    if (res.status !== 200 || env.code !== 0) throw new Error(`POST ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return env.payload;
+  };
+  return {
+    async signup(account: string): Promise<bigint> {
+      return ((await post("/api/v1/passport/signup", { account, pwd: "bench-password-1" })) as { uid: bigint }).uid;
+    },
+    async call(user: bigint, path: string, body: unknown): Promise<unknown> {
+      return post(path, body, await token(user, "bench-setup"));
+    },
+  };
 }
 
 /** Starts the requested Ibis sides (`--ibis off|memory|postgres|both`), collecting skip notes. */

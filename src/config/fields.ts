@@ -194,6 +194,11 @@ export const fields = {
     'AI assistants seeded at start, JSON array: [{"account":"helper","nickname":"Helper","avatar":"","description":""}] (account_type 1).',
   ),
   messageRetentionDays: def("IBIS_MESSAGE_RETENTION_DAYS", int(180, 1), "Stored messages older than this are pruned."),
+  benchGcSignal: def(
+    "IBIS_BENCH_GC_SIGNAL",
+    bool(false),
+    "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
+  ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
 } as const;
 
