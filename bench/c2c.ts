@@ -12,7 +12,8 @@
  *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
  */
 import { num, nums } from "./lib/args.ts";
-import { ibisSides } from "./lib/ibis.ts";
+import { IdGenerator } from "../src/ids/tsid.ts";
+import { ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
@@ -32,7 +33,19 @@ const P = {
   rounds: c.rounds,
 };
 
-type Target = ProtoTarget;
+/** Ibis targets carry their friend pairs' ids and tokens (decimal: params travel as JSON). */
+type Target = ProtoTarget & { pairs?: { users: [string, string][]; tokens: [string, string][]; selfAck: boolean } };
+
+/** `n` friend pairs of real users, with tokens for both devices of each pair. */
+async function friendPairs(h: IbisHandle, n: number, selfAck: boolean): Promise<NonNullable<Target["pairs"]>> {
+  const ids = await h.users(2 * n);
+  const pairs = Array.from({ length: n }, (_, i) => [ids[2 * i]!, ids[2 * i + 1]!] as const);
+  await h.befriend(pairs);
+  const tokens = await Promise.all(
+    pairs.map(async ([a, b], i) => [await h.token(a, `c2c-a-${i}`), await h.token(b, `c2c-b-${i}`)] as [string, string]),
+  );
+  return { users: pairs.map(([a, b]) => [a.toString(), b.toString()]), tokens, selfAck };
+}
 
 /** One round: `clients` processes, each with its own slice of pairs; rate 0 = closed loop. */
 const c2cRound = (t: Target, rate: number) =>
@@ -53,6 +66,8 @@ const c2cRound = (t: Target, rate: number) =>
             durationMs: P.durationMs,
             warmupMs: P.warmupMs,
             maxMessages: 0,
+            // A fresh TSID per generator: ids never repeat across rounds (the store dedupes by id).
+            extra: t.pairs && { ...t.pairs, tsid: new IdGenerator(index).next().toString() },
           },
           P.durationMs + P.warmupMs + 30_000,
         ),
@@ -66,7 +81,16 @@ await scenarioMain(async (cleanup) => {
   // ---- Ibis side: needs bench/load/proto/ibis-c2c.ts and friend pairs from bench/lib/ibis.ts.
   const cluster: Record<string, string> = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
   for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
-    targets.push({ name: h.name, kind: "ibis", server: cleanup.add(h).server, proto: "ibis" });
+    cleanup.add(h);
+    const routed = await routesC2c(h);
+    const name = routed ? h.name : `${h.name} (transport only)`;
+    if (!routed) {
+      c.notes.push(
+        `${name}: the node answers SERVER_ACK and CLIENT_ACK_CONFIRM without storing or routing (the transport's interim engine); ` +
+          "the receiver acknowledges each SERVER_ACK itself, so this measures the WebSocket transport only, not durable C2C.",
+      );
+    }
+    targets.push({ name, kind: "ibis", server: h.server, proto: "ibis", pairs: await friendPairs(h, P.pairs * P.clients, !routed) });
   }
 
   console.error(`max rate: ${P.pairs} pairs × window ${P.window}, ${P.rounds} rounds of ${P.durationMs} ms`);

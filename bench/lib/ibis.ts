@@ -16,7 +16,9 @@
  */
 import postgres from "postgres";
 import { TokenService } from "../../src/domain/auth/tokens.ts";
-import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
+import { IdGenerator } from "../../src/ids/tsid.ts";
+import { encodeFrame, FrameType } from "../../src/protocol/frame.ts";
+import { parseJson, stringifyJson, utf8 } from "../../src/protocol/json.ts";
 import { startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
@@ -206,4 +208,34 @@ export async function ibisSides(want: string, fallback: IbisStore[], notes: stri
     } else out.push(r);
   }
   return out;
+}
+
+/**
+ * Does this node route C2C yet? One JSON message in a MSG_C2C frame between
+ * two fresh friends: true when the peer receives a MSG_C2C within 3 s. False
+ * means the transport's interim engine (SERVER_ACK without storing or routing).
+ */
+export async function routesC2c(h: IbisHandle): Promise<boolean> {
+  const [a, b] = (await h.users(2)) as [bigint, bigint];
+  await h.befriend([[a, b]]);
+  const open = async (u: bigint, d: string) => {
+    const ws = new WebSocket(`${h.server.ws}/ws`, { protocols: ["svc.v2"], headers: await h.headers(u, d) } as object);
+    ws.binaryType = "nodebuffer";
+    await new Promise((r, j) => ((ws.onopen = r), (ws.onerror = () => j(new Error(`probe socket of ${u} failed to open`)))));
+    return ws;
+  };
+  const wb = await open(b, "probe-b");
+  const wa = await open(a, "probe-a");
+  try {
+    const got = new Promise<boolean>((r) => {
+      wb.addEventListener("message", (e) => (e.data as Uint8Array)[4] === FrameType.MsgC2C && r(true));
+      setTimeout(() => r(false), 3000);
+    });
+    const json = `{"id":"C2C.${new IdGenerator(0).next()}.${Date.now()}.probe","type":"C2C","from":${a},"to":${b},"payload":{"text":"probe"},"msg_type":"text"}`;
+    wa.send(encodeFrame(FrameType.MsgC2C, utf8(json)));
+    return await got;
+  } finally {
+    wa.close();
+    wb.close();
+  }
 }

@@ -58,6 +58,7 @@ function onSender(i: number, data: Uint8Array | string): void {
   if (proto.sender(data) !== "server_ack") return void other++;
   if (win.measuring) hAck.record(since(i, ackN[i]!));
   ackN[i]!++;
+  if (proto.selfAck) b[i]!.send(proto.clientAck(data, p.pairOffset + i));
 }
 
 function onReceiver(i: number, data: Uint8Array | string): void {
@@ -65,7 +66,7 @@ function onReceiver(i: number, data: Uint8Array | string): void {
   if (kind === "deliver") {
     if (win.measuring) hDeliver.record(since(i, delN[i]!));
     delN[i]!++;
-    b[i]!.send(proto.clientAck(data));
+    b[i]!.send(proto.clientAck(data, p.pairOffset + i));
   } else if (kind === "confirm") {
     if (win.measuring) {
       hDone.record(since(i, doneN[i]!));

@@ -16,8 +16,13 @@ export interface C2cProto {
   message(pair: number, n: number): Uint8Array | string;
   sender(reply: Uint8Array | string): SenderReply;
   receiver(reply: Uint8Array | string): ReceiverReply;
-  /** The CLIENT_ACK for a delivery (pre-built, id copied in). */
-  clientAck(delivery: Uint8Array | string): Uint8Array | string;
+  /** The CLIENT_ACK by `pair`'s receiver for a delivery (pre-built, id copied in). */
+  clientAck(delivery: Uint8Array | string, pair: number): Uint8Array | string;
+  /**
+   * Transport-only mode (a server that answers without routing): the
+   * receiver acknowledges each SERVER_ACK itself, so no delivery is counted.
+   */
+  readonly selfAck?: boolean;
 }
 
 export interface ProtoParams {
