@@ -3,11 +3,17 @@
  * publishes). The publisher keeps `window` messages in flight, a message
  * being complete when every member (itself included) has it. Measures
  * deliveries/s and per-delivery latency. Raw mode speaks to
- * bench/baselines/publish.ts; the Ibis side plugs in through `proto`.
+ * bench/baselines/publish.ts (the member's frame carries its sequence number).
+ * Ibis mode: member 0 (the group owner) sends MSG_C2G frames (./proto/ibis-wire.ts);
+ * its C2G_SERVER_ACK counts as its own delivery, every other member gets a
+ * MSG_C2G and answers it with a text CLIENT_ACK. Ibis delivers in order per
+ * socket, so a member's k-th delivery is message k: matched by position.
  */
+import { FrameType } from "../../src/protocol/frame.ts";
 import { Histogram } from "../lib/hist.ts";
 import { frame, HEADER, T } from "../lib/wire.ts";
-import { emit, openAll, params, stopped, Window } from "./common.ts";
+import { emit, openAll, params, stopped, Window, type OpenOptions } from "./common.ts";
+import { clientAckWriter, didBytes, DIR, direction, messageFrame, v2Options } from "./proto/ibis-wire.ts";
 
 interface P {
   base: string;
@@ -18,12 +24,18 @@ interface P {
   durationMs: number;
   warmupMs: number;
   maxMessages: number;
+  /** Ibis: member ids (0 = owner) and tokens (decimal), the group id, a TSID to count ids up from. */
+  extra?: { users: string[]; tokens: string[]; gid: string; tsid: string };
 }
 const p = params<P>();
-if (p.proto !== "raw") throw new Error("ibis C2G protocol not plugged in yet (bench/load/fanout.ts)");
+const ibis = p.proto === "ibis" ? p.extra! : undefined;
 const topic = `g${p.index}`;
 const msg = frame(T.C2G, 0, 4 + Math.max(0, p.size));
 const view = new DataView(msg.buffer);
+const ibisMsg = ibis && messageFrame("C2G", ibis.users[0]!, ibis.gid, p.size, ibis.tsid);
+const ack = clientAckWriter("C2G");
+const dids = ibis ? ibis.users.map((_, j) => didBytes(`c2g-${j}`)) : [];
+const received = new Uint32Array(p.members);
 const sentAt = new Float64Array(p.window);
 const got = new Uint32Array(p.window);
 const hist = new Histogram();
@@ -40,11 +52,23 @@ function publish(): void {
   sentAt[slot] = performance.now();
   got[slot] = 0;
   sent++;
-  sockets[0]!.send(msg);
+  sockets[0]!.send(ibisMsg ? ibisMsg(sent) : msg);
 }
 
-function onMessage(data: Uint8Array): void {
-  const seq = new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
+/** Ibis: the message number this frame completes for member j, or -1 (not a delivery). */
+function ibisSeq(j: number, data: Uint8Array): number {
+  if (j === 0) {
+    if (data[4] !== FrameType.MsgS2C || direction(data) !== DIR.C2G_SERVER_ACK) return -1;
+  } else {
+    if (data[4] !== FrameType.MsgC2G) return -1;
+    sockets[j]!.send(ack(data, dids[j]!));
+  }
+  return received[j]!++;
+}
+
+function onMessage(j: number, data: Uint8Array): void {
+  const seq = ibis ? ibisSeq(j, data) : new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
+  if (seq < 0) return;
   const slot = seq % p.window;
   if (win.measuring) {
     deliveries++;
@@ -58,9 +82,9 @@ function onMessage(data: Uint8Array): void {
 
 sockets = await openAll(
   p.members,
-  () => `${p.base}/?topic=${topic}`,
-  () => ({}),
-  (ws) => ws.addEventListener("message", (e) => onMessage(e.data as Uint8Array)),
+  () => (ibis ? `${p.base}/ws` : `${p.base}/?topic=${topic}`),
+  (j): OpenOptions => (ibis ? v2Options(ibis.tokens[j]!, `c2g-${j}`) : {}),
+  (ws, j) => ws.addEventListener("message", (e) => onMessage(j, e.data as Uint8Array)),
 );
 win.start();
 for (let k = 0; k < p.window; k++) publish();
