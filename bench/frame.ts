@@ -10,6 +10,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { do_not_optimize, measure } from "mitata";
 import { FrameType, decodeFrame, encodeFrame, writeFrameHeader } from "../src/protocol/frame.ts";
+import { RESULTS_DIR } from "./lib/results.ts";
 
 const SIZES: [string, number][] = [
   ["16 B", 16],
@@ -73,7 +74,7 @@ const out = {
   decode_ratio_16MiB_over_16B: ratio,
   results: rows,
 };
-const dir = join(import.meta.dir, "results");
+const dir = RESULTS_DIR; // bench/results, or $BENCH_OUT/results
 await mkdir(dir, { recursive: true });
 const file = join(dir, `frame-${now.toISOString().slice(0, 10)}.json`);
 await Bun.write(file, `${JSON.stringify(out, null, 2)}\n`);

@@ -4,11 +4,10 @@
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { ROOT } from "./lib/proc.ts";
-import { RESULTS_DIR, type ResultFile, type Table } from "./lib/results.ts";
+import { OUT_DIR, REPORT_PATH, RESULTS_DIR, type ResultFile, type Table } from "./lib/results.ts";
 import { renderChart } from "./lib/svg.ts";
 
-const CHARTS = resolve(ROOT, "bench/charts");
+const CHARTS = resolve(OUT_DIR, "charts");
 
 function newestPerScenario(): ResultFile[] {
   const files = readdirSync(RESULTS_DIR).filter((f) => f.endsWith(".json"));
@@ -70,6 +69,6 @@ export function buildReport(): string {
 }
 
 if (import.meta.main) {
-  writeFileSync(resolve(ROOT, "bench/RESULTS.md"), buildReport());
-  console.error("wrote bench/RESULTS.md");
+  writeFileSync(REPORT_PATH, buildReport());
+  console.error(`wrote ${REPORT_PATH}`);
 }

@@ -4,7 +4,13 @@ import { machine } from "./machine.ts";
 import { ROOT } from "./proc.ts";
 import type { Chart } from "./svg.ts";
 
-export const RESULTS_DIR = resolve(ROOT, "bench/results");
+/**
+ * Where results, RESULTS.md and charts go: bench/ by default; BENCH_OUT=<dir>
+ * sends them elsewhere (CI's smoke run leaves the committed results alone).
+ */
+export const OUT_DIR = process.env.BENCH_OUT ? resolve(process.env.BENCH_OUT) : resolve(ROOT, "bench");
+export const RESULTS_DIR = resolve(OUT_DIR, "results");
+export const REPORT_PATH = resolve(OUT_DIR, "RESULTS.md");
 
 /** A table as RESULTS.md shows it. */
 export interface Table {

@@ -8,12 +8,11 @@
  */
 import { buildReport } from "../report.ts";
 import { bool, parseArgs, str, type Args } from "./args.ts";
-import { ROOT, startServer, type RunningServer } from "./proc.ts";
+import { startServer, type RunningServer } from "./proc.ts";
 import { num } from "./args.ts";
-import { writeResult, type ResultBody } from "./results.ts";
+import { REPORT_PATH, writeResult, type ResultBody } from "./results.ts";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { resolve } from "node:path";
 
 export interface Common {
   /** 1-minute load average before anything started (the box's own noise). */
@@ -75,7 +74,7 @@ export function finish(scenario: string, c: Common, body: ResultBody): void {
   if (c.notes.length) body.notes = [...(body.notes ?? []), ...c.notes];
   const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative"), loadAtStart: c.loadAtStart });
   console.error(`wrote ${path}`);
-  if (!bool(c.args, "no-report")) writeFileSync(resolve(ROOT, "bench/RESULTS.md"), buildReport());
+  if (!bool(c.args, "no-report")) writeFileSync(REPORT_PATH, buildReport());
   for (const t of body.tables) {
     console.log(`\n${t.title}\n${t.columns.join("\t")}`);
     for (const r of t.rows) console.log(r.join("\t"));
