@@ -144,6 +144,13 @@ export const fields = {
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
   messageRetentionDays: def("IBIS_MESSAGE_RETENTION_DAYS", int(180, 1), "Stored messages older than this are pruned."),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
+  deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
+  deliveryPruneIntervalMs: def(
+    "IBIS_DELIVERY_PRUNE_INTERVAL_MS",
+    int(3_600_000, 1000),
+    "How often messages older than IBIS_MESSAGE_RETENTION_DAYS are pruned, ms.",
+  ),
 } as const;
 
 export type Fields = typeof fields;

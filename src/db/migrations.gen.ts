@@ -3,7 +3,7 @@ export interface EmbeddedMigration { readonly tag: string; readonly hash: string
 export const migrations: readonly EmbeddedMigration[] = [
   {
     "tag": "0000_init",
-    "hash": "0c7433b49a04dfb287343a6c9e5dd9cb535b4cd69c70a0316d380ea7eef15d3b",
+    "hash": "88ea2369b132a86cee7d0aec08f91eef3ce8c3f9fbddbc1e50a87b2cbd1f4259",
     "statements": [
       "CREATE TABLE \"account_logout\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"reason\" text DEFAULT '' NOT NULL,\n\t\"requested_at\" bigint NOT NULL,\n\t\"delete_after_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"user_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"device_type\" text DEFAULT '' NOT NULL,\n\t\"trust_state\" text DEFAULT 'unverified' NOT NULL,\n\t\"status\" smallint DEFAULT 1 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"last_seen_at\" bigint NOT NULL,\n\tCONSTRAINT \"user_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
@@ -12,12 +12,18 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE TABLE \"node_lease\" (\n\t\"node_id\" integer PRIMARY KEY NOT NULL,\n\t\"holder\" text NOT NULL,\n\t\"expires_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"settings\" (\n\t\"key\" text PRIMARY KEY NOT NULL,\n\t\"value\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"messages\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"client_id\" text NOT NULL,\n\t\"chat_type\" text NOT NULL,\n\t\"from_id\" bigint,\n\t\"to_id\" bigint NOT NULL,\n\t\"msg_type\" text DEFAULT '' NOT NULL,\n\t\"action\" text DEFAULT '' NOT NULL,\n\t\"payload\" text NOT NULL,\n\t\"e2ee\" text,\n\t\"created_at\" text,\n\t\"server_ts\" bigint NOT NULL\n);",
+      "CREATE TABLE \"delivery_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"floor_id\" bigint NOT NULL,\n\tCONSTRAINT \"delivery_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "CREATE TABLE \"delivery_mark\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"message_id\" bigint NOT NULL,\n\tCONSTRAINT \"delivery_mark_user_id_device_id_message_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\",\"message_id\")\n);",
+      "CREATE TABLE \"inbox\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"message_id\" bigint NOT NULL,\n\tCONSTRAINT \"inbox_user_id_message_id_pk\" PRIMARY KEY(\"user_id\",\"message_id\")\n);",
       "CREATE UNIQUE INDEX \"users_account_uq\" ON \"users\" USING btree (\"account\");",
       "CREATE INDEX \"users_account_type_idx\" ON \"users\" USING btree (\"account_type\") WHERE \"users\".\"account_type\" <> 0;",
       "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\");",
       "CREATE INDEX \"messages_c2c_pair_idx\" ON \"messages\" USING btree (least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\"),\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
       "CREATE INDEX \"messages_c2g_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
-      "CREATE INDEX \"messages_server_ts_idx\" ON \"messages\" USING btree (\"server_ts\");"
+      "CREATE INDEX \"messages_server_ts_idx\" ON \"messages\" USING btree (\"server_ts\");",
+      "CREATE INDEX \"messages_client_id_idx\" ON \"messages\" USING btree (\"client_id\");",
+      "CREATE INDEX \"delivery_mark_message_idx\" ON \"delivery_mark\" USING btree (\"message_id\");",
+      "CREATE INDEX \"inbox_message_idx\" ON \"inbox\" USING btree (\"message_id\");"
     ]
   }
 ];

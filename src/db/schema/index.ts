@@ -2,3 +2,4 @@
 export * from "./users.ts";
 export * from "./system.ts";
 export * from "./messages.ts";
+export * from "./delivery.ts";
