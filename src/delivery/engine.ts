@@ -201,7 +201,7 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 
   async #opened(session: Session): Promise<void> {
-    await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.now());
+    await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
     if (await this.d.inbox.hasPending(session.userId, session.deviceId)) this.tell(session, "pull_offline_msg", {});
     if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
   }

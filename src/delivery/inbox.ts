@@ -29,10 +29,11 @@ export class InboxReader {
 
   /**
    * Records a device's floor the first time it is seen: its registration time
-   * in user_device, else now. Messages stored before that are not pending for it.
+   * in user_device, else `fresh` (an id minted now: everything stored before
+   * it is older). Messages stored before that are not pending for it.
    */
-  async ensureDevice(userId: bigint, deviceId: string, now: number): Promise<void> {
-    const floor = idFloorForTime(now);
+  async ensureDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<void> {
+    const floor = fresh;
     await this.store.db.execute(sql`insert into ${deliveryDevices} (user_id, device_id, floor_id)
       select ${userId}, ${deviceId}, coalesce(
         (select (${userDevices.createdAt} - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))} from ${userDevices}

@@ -82,7 +82,7 @@ export class TestSocial implements SocialGraph {
     this.denied.add(`${owner}>${blocked}`);
     return this;
   }
-  async checkC2C(from: bigint, to: bigint): Promise<Result<void>> {
+  async checkC2C(from: bigint, to: bigint, _opts?: { readonly encrypted: boolean }): Promise<Result<void>> {
     if (to === 999n) return fail("permission_denied", "that account cannot receive messages");
     if (this.denied.has(`${to}>${from}`)) return fail("in_denylist", "you are on the receiver's denylist");
     if (!this.friends.has(TestSocial.pair(from, to))) return fail("not_a_friend", "not a friend");
