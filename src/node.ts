@@ -3,6 +3,7 @@ import { hostname } from "node:os";
 import { loadConfig, type Config } from "./config/index.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
 import { openStore, type Store } from "./db/store.ts";
+import { createDelivery, type DeliveryDeps } from "./delivery/index.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
 import { createHttpApp } from "./http/app.ts";
 import { IdGenerator } from "./ids/tsid.ts";
@@ -18,6 +19,11 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
+  /**
+   * The ports delivery consumes (session registry, social graph). Given: the
+   * delivery engine runs and /api/v1/msg is mounted. The lead wires the real ones.
+   */
+  readonly delivery?: DeliveryDeps;
 }
 
 export interface IbisNode {
@@ -48,7 +54,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   renew?.unref();
 
   const secrets = await resolveSecrets(config, store);
-  const services: Services = {
+  const base: Services = {
     config,
     log,
     store,
@@ -66,6 +72,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     ),
     now,
   };
+  const delivery = opts.delivery ? createDelivery(base, opts.delivery) : undefined;
+  const services: Services = delivery ? { ...base, delivery } : base;
 
   const http = createHttpApp(services);
   const ws = createWsTransport(services);
@@ -95,6 +103,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       stopped = true;
       ws.closeAll(1001, "server shutting down");
       await server.stop(true);
+      await delivery?.stop();
       if (renew) clearInterval(renew);
       await lease?.release().catch(() => {});
       if (closeStore) await store.close();

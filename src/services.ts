@@ -1,6 +1,7 @@
 import type { Config } from "./config/index.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
+import type { Delivery } from "./delivery/index.ts";
 import type { IdGenerator } from "./ids/tsid.ts";
 import type { Logger } from "./log.ts";
 import type { Secrets } from "./secrets.ts";
@@ -18,4 +19,6 @@ export interface Services {
   readonly secrets: Secrets;
   readonly tokens: TokenService;
   readonly now: () => number;
+  /** The delivery engine and notifier, when the node was started with its ports (src/node.ts). */
+  readonly delivery?: Delivery;
 }
