@@ -187,6 +187,11 @@ export class Engine implements DeliveryEngine, Notifier {
     return new Set(found.keys());
   }
 
+  /** Message batches committed so far (metrics, tests). */
+  writerBatches(): number {
+    return this.d.writer.messages.batches;
+  }
+
   /** Waits for background work (pushes after commit, bot replies, presence) and every uplink in progress. */
   async settle(): Promise<void> {
     while (this.#tails.size || this.#inflight.size) await Promise.allSettled([...this.#tails.values(), ...this.#inflight]);

@@ -9,6 +9,8 @@ export class GroupCommit<T, R> {
   #queue: { item: T; resolve: (r: R) => void; reject: (e: unknown) => void }[] = [];
   #running: Promise<void> | undefined;
   #scheduled = false;
+  /** Batches written so far (metrics, tests). */
+  batches = 0;
 
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
@@ -46,6 +48,7 @@ export class GroupCommit<T, R> {
   #run(): void {
     const batch = this.#queue.splice(0, this.maxBatch);
     if (!batch.length) return;
+    this.batches++;
     this.#running = this.write(batch.map((b) => b.item)).then(
       (results) => batch.forEach((b, i) => b.resolve(results[i]!)),
       (err) => batch.forEach((b) => b.reject(err)),

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { deliveryMarks, inbox, messages } from "../../src/db/schema/index.ts";
-import { openStore } from "../../src/db/store.ts";
+import { openStore, rowsOf } from "../../src/db/store.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { freshPostgresDatabase, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
 import { deliveryOn, uplink, type Rig, type TestSession } from "./harness.ts";
@@ -376,7 +376,47 @@ for (const kind of storeKinds()) {
   });
 }
 
-describe("store first survives a restart [postgres]", () => {
+describe("store first [postgres]", () => {
+  test("no SERVER_ACK while the batch cannot commit; many uplinks share few batches", async () => {
+    const ts = await freshStore("postgres");
+    const locker = await openStore({ url: ts.url, poolSize: 1, migrate: false });
+    try {
+      const rig = deliveryOn(ts.store);
+      rig.social.befriend(ALICE, BOB);
+      const sessions = Array.from({ length: 20 }, (_, i) => rig.sessions.open(ALICE, `a${i}`));
+      await rig.settle();
+      const before = rig.delivery.core.writerBatches();
+      let acks = 0;
+      for (const s of sessions) s.onSend = (out) => void (out.msg.type === "C2C_SERVER_ACK" && acks++);
+      // Hold the inbox table: the group commit blocks inside its transaction.
+      const held = locker.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table inbox in access exclusive mode`);
+        for (const s of sessions) for (let i = 0; i < 10; i++) rig.delivery.engine.onMessage(s, uplink("C2C", ALICE, BOB));
+        // Wait (by condition, not by time) until the writer is blocked on the lock.
+        for (;;) {
+          const waiting = rowsOf<{ n: bigint | number }>(
+            await tx.execute(sql`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`),
+          );
+          if (Number(waiting[0]!.n) > 0) break;
+          await new Promise((r) => setImmediate(r));
+        }
+        expect(acks).toBe(0);
+      });
+      await held;
+      await rig.settle();
+      expect(acks).toBe(200);
+      const n = await ts.store.rows<{ n: bigint | number }>(sql`select count(*) as n from messages`);
+      expect(Number(n[0]!.n)).toBe(200);
+      // Group commit: far fewer transactions than messages.
+      expect(rig.delivery.core.writerBatches() - before).toBeLessThan(20);
+      await rig.delivery.stop();
+    } finally {
+      await locker.close();
+      await ts.dispose();
+    }
+  });
+
+
   test("stop after the SERVER_ACK, reopen the database: the row is there", async () => {
     const db = await freshPostgresDatabase();
     try {
