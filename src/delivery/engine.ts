@@ -8,7 +8,7 @@ import type { Logger } from "../log.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
-import type { InboxReader } from "./inbox.ts";
+import { isRetired, type InboxReader } from "./inbox.ts";
 import { mintMessageId } from "./msg-id.ts";
 import {
   Outbound,
@@ -51,6 +51,8 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #tails = new Map<number, Promise<void>>();
   /** Background work (pushes after commit, presence, bots) that stop() waits for. */
   readonly #inflight = new Set<Promise<unknown>>();
+  /** Connections of devices retired in user_device (status 0/-1): never pushed to. */
+  readonly #retired = new Set<number>();
 
   constructor(private readonly d: EngineDeps) {
     this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
@@ -63,6 +65,7 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 
   onClose(session: Session): void {
+    this.#retired.delete(session.connId);
     const current = this.d.sessions.session(session.userId, session.deviceId);
     // A takeover's new connection keeps the device's retries; a real disconnect drops them.
     if (!current || current.connId === session.connId) this.wheel.cancelDevice(session.userId, session.deviceId);
@@ -206,6 +209,10 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 
   async #opened(session: Session): Promise<void> {
+    if (isRetired(await this.d.inbox.deviceStatus(session.userId, session.deviceId))) {
+      this.#retired.add(session.connId);
+      return;
+    }
     await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
     if (await this.d.inbox.hasPending(session.userId, session.deviceId)) this.tell(session, "pull_offline_msg", {});
     if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
@@ -249,7 +256,7 @@ export class Engine implements DeliveryEngine, Notifier {
     const schedule = RETRY_SCHEDULE[msg.type as ChatType];
     for (const userId of users) {
       for (const s of this.d.sessions.sessionsOf(userId)) {
-        if (sameDevice(s, except)) continue;
+        if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
         if (s.send(out) === "closed") continue;
         this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
       }
@@ -258,7 +265,7 @@ export class Engine implements DeliveryEngine, Notifier {
 
   #attempt(e: RetryEntry): boolean {
     const s = this.d.sessions.session(e.userId, e.deviceId);
-    return s !== undefined && s.send(e.out) !== "closed";
+    return s !== undefined && !this.#retired.has(s.connId) && s.send(e.out) !== "closed";
   }
 
   async #acked(session: Session, ack: ClientAck): Promise<void> {

@@ -102,13 +102,19 @@ export class InboxReader {
       .limit(limit + 1);
   }
 
-  /** Is this device one of the user's registered, usable devices (status not 0 / -1)? */
-  async isActiveDevice(userId: bigint, deviceId: string): Promise<boolean> {
+  /** user_device status of a device; undefined when it is not registered there. */
+  async deviceStatus(userId: bigint, deviceId: string): Promise<number | undefined> {
     const rows = await this.store.db
       .select({ status: userDevices.status })
       .from(userDevices)
       .where(and(eq(userDevices.userId, userId), eq(userDevices.deviceId, deviceId)));
-    return rows.length > 0 && rows[0]!.status !== 0 && rows[0]!.status !== -1;
+    return rows[0]?.status;
+  }
+
+  /** Is this device one of the user's registered, usable devices (status not 0 / -1)? */
+  async isActiveDevice(userId: bigint, deviceId: string): Promise<boolean> {
+    const status = await this.deviceStatus(userId, deviceId);
+    return status !== undefined && !isRetired(status);
   }
 
   /** Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered. */
@@ -131,3 +137,6 @@ export function conversationWhere(chatType: "c2c" | "c2g", userId: bigint, peerI
     and greatest(${messages.fromId}, ${messages.toId}) = ${b}`;
 }
 
+
+/** user_device status 0 (revoked) and -1 (destroyed): such a device gets no pushes (§3.1). */
+export const isRetired = (status: number | undefined): boolean => status === 0 || status === -1;

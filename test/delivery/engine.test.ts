@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
-import { deliveryMarks, inbox, messages } from "../../src/db/schema/index.ts";
+import { deliveryMarks, inbox, messages, userDevices } from "../../src/db/schema/index.ts";
 import { openStore, rowsOf } from "../../src/db/store.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { freshPostgresDatabase, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
@@ -267,6 +267,22 @@ for (const kind of storeKinds()) {
       await rig.settle();
       expect(b9.msgs({ action: "pull_offline_msg" })).toHaveLength(0);
       expect(await rig.delivery.inbox.pending(BOB, "b9", 100)).toHaveLength(0);
+    });
+
+    test("a device retired in user_device (status 0 / -1) gets no pushes", async () => {
+      await ts.store.db.delete(userDevices);
+      await ts.store.db.insert(userDevices).values([
+        { userId: BOB, deviceId: "b-revoked", status: 0 },
+        { userId: BOB, deviceId: "b-ok", status: 1 },
+      ]);
+      const a1 = rig.sessions.open(ALICE, "a1");
+      const revoked = rig.sessions.open(BOB, "b-revoked");
+      const fine = rig.sessions.open(BOB, "b-ok");
+      await rig.settle();
+      await send(a1, uplink("C2C", ALICE, BOB));
+      expect(revoked.msgs({ type: "C2C" })).toHaveLength(0);
+      expect(fine.msgs({ type: "C2C" })).toHaveLength(1);
+      await ts.store.db.delete(userDevices);
     });
 
     test("every refusal: not_a_friend, in_denylist, permission_denied, not_group_member, C2S to a non-bot, invalid_message", async () => {
