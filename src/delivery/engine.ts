@@ -128,21 +128,9 @@ export class Engine implements DeliveryEngine, Notifier {
     opts: { readonly exceptDevice?: DeviceAddress } = {},
   ): Promise<void> {
     const payloadJson = stringifyJson(payload);
-    const now = this.d.now();
     const jobs: Promise<void>[] = [];
     for (const userId of new Set(userIds)) {
-      const serverId = this.d.ids.next();
-      const msg: ImMessage = {
-        id: mintMessageId("S2C", serverId, now),
-        type: "S2C",
-        from: null,
-        to: userId,
-        payload,
-        payloadJson,
-        action,
-        msg_type: "",
-        server_ts: now,
-      };
+      const { msg, serverId } = this.#minted("S2C", null, userId, payload, payloadJson, { action });
       const except = opts.exceptDevice;
       const item: StoreItem = {
         row: toRow(msg, serverId),
@@ -155,21 +143,8 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 
   tell(session: Session, action: string, payload: Record<string, unknown>, inReplyTo?: string): void {
-    const now = this.d.now();
-    session.send(
-      new Outbound({
-        id: mintMessageId("S2C", this.d.ids.next(), now),
-        type: "S2C",
-        from: null,
-        to: session.userId,
-        payload,
-        payloadJson: stringifyJson(payload),
-        action,
-        msg_type: "",
-        server_ts: now,
-        ...(inReplyTo !== undefined ? { in_reply_to: inReplyTo } : {}),
-      }),
-    );
+    const extra = inReplyTo !== undefined ? { action, in_reply_to: inReplyTo } : { action };
+    session.send(new Outbound(this.#minted("S2C", null, session.userId, payload, stringifyJson(payload), extra).msg));
   }
 
   // ---- acknowledgements (socket and REST) -----------------------------------
@@ -228,21 +203,10 @@ export class Engine implements DeliveryEngine, Notifier {
     const friends = await this.d.social.friendsOf(userId);
     const payload = { user_id: userId, uid: userId };
     const payloadJson = stringifyJson(payload);
-    const now = this.d.now();
     for (const friend of friends) {
       const sessions = this.d.sessions.sessionsOf(friend);
       if (!sessions.length) continue;
-      const out = new Outbound({
-        id: mintMessageId("S2C", this.d.ids.next(), now),
-        type: "S2C",
-        from: null,
-        to: friend,
-        payload,
-        payloadJson,
-        action,
-        msg_type: "",
-        server_ts: now,
-      });
+      const out = new Outbound(this.#minted("S2C", null, friend, payload, payloadJson, { action }).msg);
       for (const s of sessions) s.send(out);
     }
   }
@@ -306,20 +270,24 @@ export class Engine implements DeliveryEngine, Notifier {
     );
   }
 
-  /** A bot's answer: a C2S message from the bot to the user, stored, pushed with the C2S schedule. */
-  async #botReply(botId: bigint, userId: bigint, payload: Record<string, unknown>): Promise<void> {
+  /** A server-originated message with a fresh server id in its §2.8 id (S2C: `msg_type` reserved, empty). */
+  #minted(
+    type: ChatType,
+    from: bigint | null,
+    to: bigint,
+    payload: Record<string, unknown>,
+    payloadJson: string,
+    extra: Partial<ImMessage>,
+  ): { msg: ImMessage; serverId: bigint } {
     const now = this.d.now();
     const serverId = this.d.ids.next();
-    const msg: ImMessage = {
-      id: mintMessageId("C2S", serverId, now),
-      type: "C2S",
-      from: botId,
-      to: userId,
-      payload,
-      payloadJson: stringifyJson(payload),
-      msg_type: "text",
-      server_ts: now,
-    };
+    const msg: ImMessage = { id: mintMessageId(type, serverId, now), type, from, to, payload, payloadJson, msg_type: "", server_ts: now, ...extra };
+    return { msg, serverId };
+  }
+
+  /** A bot's answer: a C2S message from the bot to the user, stored, pushed with the C2S schedule. */
+  async #botReply(botId: bigint, userId: bigint, payload: Record<string, unknown>): Promise<void> {
+    const { msg, serverId } = this.#minted("C2S", botId, userId, payload, stringifyJson(payload), { msg_type: "text" });
     await this.d.writer.messages.add({ row: toRow(msg, serverId), inbox: [userId], marks: [] });
     this.#push(msg, [userId], undefined, serverId);
   }
