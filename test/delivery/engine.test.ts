@@ -107,6 +107,37 @@ for (const kind of storeKinds()) {
       expect(a1.msgs().filter((m) => m.type.endsWith("_SERVER_ACK")).map((m) => m.id)).toEqual(sent.map((m) => m.id as string));
     });
 
+    test("stop() commits what is queued", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      await rig.settle();
+      const list = [uplink("C2C", ALICE, BOB), uplink("C2G", ALICE, GROUP)];
+      for (const m of list) rig.delivery.engine.onMessage(a1, m);
+      await rig.delivery.stop();
+      for (const m of list) expect(await rows(m.id as string)).toHaveLength(1);
+      expect(a1.msgs().filter((m) => m.type.endsWith("_SERVER_ACK"))).toHaveLength(2);
+    });
+
+    test("an encrypted C2C keeps its ciphertext and metadata, and the check is told it is encrypted", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      const b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      const seen: boolean[] = [];
+      const check = rig.social.checkC2C.bind(rig.social);
+      rig.social.checkC2C = (f: bigint, t: bigint, o?: { readonly encrypted: boolean }) => {
+        seen.push(o!.encrypted);
+        return check(f, t, o);
+      };
+      const e2ee = { e2ee: true, e2ee_ver: 1, e2ee_suite: "RSA-OAEP-256+AES-256-GCM", nonce: "AAEC", keys: [{ did: "b1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }] };
+      const m = uplink("C2C", ALICE, BOB, { payload: "Q2lwaGVy", e2ee });
+      await send(a1, m);
+      expect(seen).toEqual([true]);
+      const got = only(b1, { type: "C2C" });
+      expect(got).toMatchObject({ payload: "Q2lwaGVy", payloadJson: '"Q2lwaGVy"', e2ee });
+      const [row] = await rows(m.id as string);
+      expect(row).toMatchObject({ payload: '"Q2lwaGVy"' });
+      expect(JSON.parse(row!.e2ee!)).toEqual(e2ee);
+    });
+
     test("a resent id is acknowledged again, stored and delivered once", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");
       const b1 = rig.sessions.open(BOB, "b1");
