@@ -65,9 +65,13 @@ for (const kind of storeKinds()) {
         code: 0,
         payload: { success: [ids[0], ids[1]], failed: [{ id: "C2C.1.1.unknown", error: "not found" }] },
       });
+      await delivery.notifier.notify([BOB], "apply_friend", { from_id: CAROL });
       const rest = await api(node, "GET", "/api/v1/msg/offline", { token: bob });
       expect(rest.body.payload).toMatchObject({ has_more: false });
-      expect(rest.body.payload.list.map((m: { id: string }) => m.id)).toEqual([ids[2]]);
+      const list = rest.body.payload.list;
+      expect(list.map((m: { id: string }) => m.id).slice(0, 1)).toEqual([ids[2]]);
+      expect(list[1]).toMatchObject({ type: "S2C", from: "", to: BOB, action: "apply_friend", msg_type: "", payload: { from_id: CAROL } });
+      expect(list).toHaveLength(2);
       // Alice's sending device has nothing pending.
       const alice = await api(node, "GET", "/api/v1/msg/offline", { token: await token(ALICE, "a1") });
       expect(alice.body.payload.list).toEqual([]);
