@@ -234,6 +234,19 @@ for (const kind of storeKinds()) {
       expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
     });
 
+    test("a frame ACK of an S2C names the server id in its tsid segment", async () => {
+      const b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      await rig.delivery.notifier.notify([BOB], "apply_friend", { from_id: ALICE });
+      const notice = only(b1, { action: "apply_friend" });
+      const [row] = await rows(notice.id);
+      expect(notice.id.split(".")[1]).toBe(row!.id.toString());
+      rig.delivery.engine.onAck(b1, { type: "S2C", msgId: row!.id.toString(), did: "b1", tsidOnly: true });
+      await rig.settle();
+      expect(only(b1, { type: "CLIENT_ACK_CONFIRM" }).id).toBe(notice.id);
+      expect(rig.delivery.core.wheel.size).toBe(0);
+    });
+
     test("an ack after the last retry (from the store) and an ack by tsid of an offline message", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");
       const b1 = rig.sessions.open(BOB, "b1");
