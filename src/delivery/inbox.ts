@@ -117,6 +117,25 @@ export class InboxReader {
     return status !== undefined && !isRetired(status);
   }
 
+  /**
+   * Compaction: moves each device's floor up to its oldest unacknowledged
+   * message, but never past `settledMs` (a message minted before that is
+   * committed by now, so none can appear below the floor later), then drops the
+   * marks below the floors. Keeps the pending-set scans short.
+   */
+  async compact(settledMs: number): Promise<void> {
+    const safe = idFloorForTime(settledMs);
+    await this.store.db.transaction(async (tx) => {
+      await tx.execute(sql`update ${deliveryDevices} d set floor_id = least(${safe}, coalesce(
+        (select min(i.message_id) from ${inbox} i where i.user_id = d.user_id and i.message_id >= d.floor_id
+          and not exists (select 1 from ${deliveryMarks} m where m.user_id = d.user_id and m.device_id = d.device_id
+            and m.message_id = i.message_id)), ${safe}))
+        where d.floor_id < ${safe}`);
+      await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
+        where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
+    });
+  }
+
   /** Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered. */
   async prune(beforeMs: number): Promise<number> {
     const floor = idFloorForTime(beforeMs);

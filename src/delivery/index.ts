@@ -24,7 +24,7 @@ export interface Delivery {
   readonly core: Engine;
   readonly inbox: InboxReader;
   readonly social: SocialGraph;
-  /** Deletes messages older than the retention; returns how many. */
+  /** Deletes messages older than the retention (returns how many), then compacts floors and marks. */
   prune(): Promise<number>;
   /** Waits for uplinks in progress and commits every queued batch. */
   flush(): Promise<void>;
@@ -33,6 +33,8 @@ export interface Delivery {
 }
 
 const DAY_MS = 86_400_000;
+// Compaction never moves a floor past messages minted this recently (they may still be in a batch).
+const SETTLED_MS = 10 * 60_000;
 
 export function createDelivery(services: Services, deps: DeliveryDeps): Delivery {
   const { config, store, log, now } = services;
@@ -50,7 +52,11 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     retryTickMs: config.deliveryRetryTickMs,
   });
   core.wheel.start();
-  const prune = () => inbox.prune(now() - config.messageRetentionDays * DAY_MS);
+  const prune = async () => {
+    const gone = await inbox.prune(now() - config.messageRetentionDays * DAY_MS);
+    await inbox.compact(now() - SETTLED_MS);
+    return gone;
+  };
   const pruneTimer = setInterval(
     () => void prune().catch((err) => log.error("delivery: prune failed", { err })),
     config.deliveryPruneIntervalMs,

@@ -419,6 +419,28 @@ for (const kind of storeKinds()) {
       expect(b1.msgs({ type: "C2C" }).map((m) => m.id)).toEqual(list.map((m) => m.id as string));
     });
 
+    test("compaction moves floors up to the oldest unacked message and drops the marks below", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      const b1 = rig.sessions.open(BOB, "b1");
+      const b2 = rig.sessions.open(BOB, "b2");
+      await rig.settle();
+      const list = [uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB)];
+      for (const m of list) await send(a1, m);
+      for (const m of list) rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
+      rig.delivery.engine.onAck(b2, { type: "C2C", msgId: list[0]!.id as string, did: "b2" });
+      await rig.settle();
+      rig.clock.advance(11 * 60_000);
+      await rig.delivery.prune();
+      const marks = await ts.store.db.select().from(deliveryMarks).where(eq(deliveryMarks.userId, BOB));
+      expect(marks).toEqual([]); // b2 is floored at list[1], its mark of list[0] is below
+      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b2", 10)).map((r) => r.clientId)).toEqual([list[1]!.id, list[2]!.id] as string[]);
+      // A message stored after compaction is pending as usual.
+      const late = uplink("C2C", ALICE, BOB);
+      await send(a1, late);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).map((r) => r.clientId)).toEqual([late.id as string]);
+    });
+
     test("retention prune removes old messages with their inbox rows and marks", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");
       await rig.settle();
