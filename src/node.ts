@@ -1,16 +1,24 @@
 import type { Server } from "bun";
 import { hostname } from "node:os";
-import { loadConfig, type Config } from "./config/index.ts";
+import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
 import { openStore, type Store } from "./db/store.ts";
-import { createDelivery, type DeliveryDeps } from "./delivery/index.ts";
+import { Admins } from "./domain/admin/admins.ts";
+import { Accounts } from "./domain/auth/accounts.ts";
+import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
+import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
+import { createDelivery, type Delivery } from "./delivery/index.ts";
+import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
+import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
 import { createWsTransport } from "./ws/index.ts";
+
+const LOGOUT_SWEEP_MS = 10 * 60_000;
 
 export interface StartOptions {
   /** An already open store (tests pass a template-loaded PGlite or a fresh test database). */
@@ -19,12 +27,18 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
+  /** S2C emitter; default: the delivery engine's notifier (stored, pushed, pulled offline). Tests pass a recorder. */
+  readonly notifier?: Notifier;
   /**
-   * The ports delivery consumes (session registry, social graph). Given: the
-   * delivery engine runs and /api/v1/msg is mounted. The lead wires the real ones.
+   * Delivery's ports: the session registry it pushes through (default: none
+   * yet — at the transport merge, the transport's `ports.registry`) and the
+   * social graph (default: this node's).
    */
-  readonly delivery?: DeliveryDeps;
+  readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
 }
+
+/** Stands in for the transport's session registry until it is wired (merge): nobody is connected. */
+const noSessions: SessionRegistry = { sessionsOf: () => [], session: () => undefined };
 
 export interface IbisNode {
   readonly services: Services;
@@ -32,6 +46,8 @@ export interface IbisNode {
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
+  /** The social graph and services (delivery asks `social.graph`). */
+  readonly social: Social;
   stop(): Promise<void>;
 }
 
@@ -54,11 +70,15 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   renew?.unref();
 
   const secrets = await resolveSecrets(config, store);
+  const ids = new IdGenerator(nodeId, now);
+  if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
+    log.info("first admin created", { account: config.adminAccount });
+  }
   const base: Services = {
     config,
     log,
     store,
-    ids: new IdGenerator(nodeId, now),
+    ids,
     nodeId,
     secrets,
     tokens: new TokenService(
@@ -70,12 +90,41 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       },
       now,
     ),
+    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
+    loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
   };
-  const delivery = opts.delivery ? createDelivery(base, opts.delivery) : undefined;
-  const services: Services = delivery ? { ...base, delivery } : base;
 
-  const http = createHttpApp(services);
+  // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
+  let delivery: Delivery | undefined;
+  const notifier: Notifier = {
+    notify: (...a) => delivery!.notifier.notify(...a),
+    tell: (...a) => delivery!.notifier.tell(...a),
+  };
+  const social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  delivery = createDelivery(base, {
+    sessions: opts.delivery?.sessions ?? noSessions,
+    social: opts.delivery?.social ?? social.graph,
+  });
+  const services: Services = { ...base, delivery };
+  await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
+
+  // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
+  const logout = new AccountLogout(store, config.logoutGraceDays, now);
+  let sweeping: Promise<void> = Promise.resolve();
+  const sweep = () =>
+    (sweeping = logout.sweep().then(
+      (gone) => {
+        for (const userId of gone) social.facts.invalidate({ kind: "user", userId });
+        if (gone.length) log.info("accounts deleted", { count: gone.length });
+      },
+      (err) => log.warn("account logout sweep failed", { err }),
+    ));
+  await sweep();
+  const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
+  sweeper.unref();
+
+  const http = createHttpApp(services, social);
   const ws = createWsTransport(services);
   const server = Bun.serve({
     hostname: config.host,
@@ -84,7 +133,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     async fetch(req, srv) {
       const url = new URL(req.url);
       if (url.pathname === "/ws") return ws.upgrade(req, srv);
-      return http.fetch(req);
+      return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
     websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
   });
@@ -98,15 +147,27 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     server,
     port,
     url: `http://${host}:${port}`,
+    social,
     async stop() {
       if (stopped) return;
       stopped = true;
       ws.closeAll(1001, "server shutting down");
       await server.stop(true);
-      await delivery?.stop();
+      await delivery.stop();
       if (renew) clearInterval(renew);
+      clearInterval(sweeper);
+      await sweeping;
       await lease?.release().catch(() => {});
       if (closeStore) await store.close();
     },
   };
+}
+
+/** A configured key that does not load is a configuration error (named, never echoed). */
+async function loginRsaOrRefuse(config: Config, store: Store): Promise<LoginRsa> {
+  try {
+    return await loadLoginRsa(config.loginRsaPrivateKey, store);
+  } catch {
+    throw new ConfigError(`${fields.loginRsaPrivateKey.env} is not a PKCS#8 PEM RSA private key`);
+  }
 }

@@ -1,4 +1,6 @@
 import type { Config } from "./config/index.ts";
+import type { Accounts } from "./domain/auth/accounts.ts";
+import type { LoginRsa } from "./domain/auth/login-rsa.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
 import type { Delivery } from "./delivery/index.ts";
@@ -18,6 +20,10 @@ export interface Services {
   readonly nodeId: number;
   readonly secrets: Secrets;
   readonly tokens: TokenService;
+  /** Users and devices; `isActive` is the liveness check behind every token. */
+  readonly accounts: Accounts;
+  /** Present when IBIS_LOGIN_RSA is on: the key published in init and used to unwrap login passwords. */
+  readonly loginRsa: LoginRsa | undefined;
   readonly now: () => number;
   /** The delivery engine and notifier, when the node was started with its ports (src/node.ts). */
   readonly delivery?: Delivery;

@@ -31,6 +31,15 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 
 const MiB = 1024 * 1024;
 
+function isJsonObject(text: string): boolean {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === "object" && !Array.isArray(v);
+  } catch {
+    return false;
+  }
+}
+
 export const fields = {
   env: def(
     "IBIS_ENV",
@@ -84,6 +93,11 @@ export const fields = {
     bool(false),
     "API request signature verification switch; must be on in production.",
   ),
+  passwordMemoryKib: def(
+    "IBIS_PASSWORD_MEMORY_KIB",
+    int(65_536, 1024, 4_194_304),
+    "Argon2id memory cost (KiB) for new password hashes; production refuses less than 19456 (OWASP minimum).",
+  ),
   accessTokenTtl: def("IBIS_ACCESS_TOKEN_TTL", int(86_400, 60), "Access-token lifetime in seconds."),
   refreshTokenTtl: def("IBIS_REFRESH_TOKEN_TTL", int(30 * 86_400, 60), "Refresh-token lifetime in seconds."),
   tokenClockSkew: def("IBIS_TOKEN_CLOCK_SKEW", int(300, 0), "Tolerated clock skew when validating tokens, seconds (spec: 5 min)."),
@@ -108,7 +122,10 @@ export const fields = {
   publicUploadUrl: def("IBIS_PUBLIC_UPLOAD_URL", z.string().default(""), "upload_url announced by init."),
   features: def(
     "IBIS_FEATURES",
-    z.string().default(""),
+    z
+      .string()
+      .default("")
+      .refine((v) => v.trim() === "" || isJsonObject(v), "must be a JSON object"),
     'Feature configuration block as JSON, e.g. {"e2ee":{"enabled":false}}. Unset: every feature on (spec §2.5).',
   ),
   adminAccount: def("IBIS_ADMIN_ACCOUNT", z.string().default("admin"), "Account of the first admin (role superadmin)."),
@@ -118,6 +135,7 @@ export const fields = {
     "Password of the first admin. Empty: no admin is created.",
     true,
   ),
+  adminSessionTtl: def("IBIS_ADMIN_SESSION_TTL", int(43_200, 60), "Admin console session (signed cookie) lifetime in seconds."),
   logoutGraceDays: def("IBIS_LOGOUT_GRACE_DAYS", int(15, 0, 365), "Days between an account-logout request and the deletion."),
 
   throttleOff: def(
@@ -142,6 +160,18 @@ export const fields = {
   tokenRefreshWindow: def("IBIS_TOKEN_REFRESH_WINDOW_MS", int(8_000, 100), "Time a client has after please_refresh_token (spec: 8 s)."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
+  groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
+  socialCacheTtlMs: def(
+    "IBIS_SOCIAL_CACHE_TTL_MS",
+    int(30_000, 0),
+    "How long the delivery-path social cache (friendship, denylist, members) trusts an entry; bounds staleness across nodes. 0 disables the cache.",
+  ),
+  socialCacheSize: def("IBIS_SOCIAL_CACHE_SIZE", int(100_000, 1), "Entries per social cache (oldest evicted first)."),
+  assistants: def(
+    "IBIS_ASSISTANTS",
+    z.string().default(""),
+    'AI assistants seeded at start, JSON array: [{"account":"helper","nickname":"Helper","avatar":"","description":""}] (account_type 1).',
+  ),
   messageRetentionDays: def("IBIS_MESSAGE_RETENTION_DAYS", int(180, 1), "Stored messages older than this are pruned."),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
   deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),

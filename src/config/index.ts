@@ -32,6 +32,8 @@ export function loadConfig(
   return config;
 }
 
+const PRODUCTION_MIN_ARGON2_KIB = 19_456;
+
 /** Spec §5.7: what production must have. Pure, so it is table-tested. */
 export function productionRefusals(config: Config): string[] {
   if (config.env !== "production") return [];
@@ -41,6 +43,9 @@ export function productionRefusals(config: Config): string[] {
   if (!config.fieldKey) out.push(`${fields.fieldKey.env} (database field-encryption key) is empty`);
   if (config.masterCode) out.push(`${fields.masterCode.env} (master verification code) must be empty`);
   if (!config.apiSignature) out.push(`${fields.apiSignature.env} (API signature verification) must be on`);
+  if (config.passwordMemoryKib < PRODUCTION_MIN_ARGON2_KIB) {
+    out.push(`${fields.passwordMemoryKib.env} must be at least ${PRODUCTION_MIN_ARGON2_KIB}`);
+  }
   return out;
 }
 

@@ -6,6 +6,7 @@ import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import postgres from "postgres";
 import * as schema from "./schema/index.ts";
 import { migrate } from "./migrate.ts";
+import { pgliteAssets } from "./pglite-assets.ts";
 
 export type Schema = typeof schema;
 /** The drizzle handle every repository takes: identical API on PGlite and PostgreSQL. */
@@ -72,6 +73,7 @@ function openPostgres(url: string, max: number): Store {
 async function openPglite(opts: StoreOptions): Promise<Store> {
   const dataDir = opts.url === "memory://" ? undefined : opts.dataDir || "./data";
   const client = await PGlite.create({
+    ...(await pgliteAssets()),
     ...(dataDir ? { dataDir } : {}),
     ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}),
   });

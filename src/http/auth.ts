@@ -7,7 +7,8 @@ export interface AuthUser {
   readonly deviceId: string;
 }
 
-export type AppEnv = { Variables: { user: AuthUser } };
+/** `ip`: the peer address, passed by src/node.ts as the fetch binding. */
+export type AppEnv = { Variables: { user: AuthUser }; Bindings: { ip?: string } };
 
 /** The bearer token of a request, from `Authorization: Bearer …`. */
 export function bearer(header: string | undefined): string | undefined {
@@ -27,6 +28,8 @@ export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
     if (!token) return unauthorized(c, "missing bearer token");
     const claims = await services.tokens.verify(token, "access");
     if (!claims.ok) return unauthorized(c, claims.error.msg);
+    // A deleted account's tokens die with it (account logout, docs/auth.md).
+    if (!(await services.accounts.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
     c.set("user", { userId: claims.value.userId, deviceId: claims.value.deviceId });
     await next();
   };

@@ -14,9 +14,9 @@ declare global {
   }
 }
 
-// A number literal of 16+ digits right after `:`, `[` or `,`. A match inside a
-// string only costs the slower reviver path, never correctness.
-const LONG_NUMBER = /[:[,]\s*-?\d{16}/;
+// A number literal of 16+ digits at the start or right after `:`, `[` or `,`.
+// A match inside a string only costs the slower reviver path, never correctness.
+const LONG_NUMBER = /(?:^|[:[,])\s*-?\d{16}/;
 const INTEGER = /^-?\d+$/;
 
 function exactReviver(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {

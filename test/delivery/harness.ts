@@ -119,6 +119,8 @@ export function testServices(store: Store, clock: FakeClock, overrides: Partial<
     nodeId: 1,
     secrets: undefined as never,
     tokens: undefined as never,
+    accounts: undefined as never,
+    loginRsa: undefined,
     now: clock.now,
   };
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { userDevices } from "../../src/db/schema/index.ts";
+import { userDevices, users } from "../../src/db/schema/index.ts";
 import type { Delivery } from "../../src/delivery/index.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
@@ -34,6 +34,10 @@ for (const kind of storeKinds()) {
       node = await startTestNode(kind, {}, { delivery: { sessions, social } });
       delivery = node.services.delivery!;
       sessions.delivery = delivery;
+      // Tokens are honoured only for existing accounts.
+      await node.services.store.db
+        .insert(users)
+        .values([ALICE, BOB, CAROL].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
     });
     afterAll(() => node.stop());
 

@@ -7,6 +7,9 @@ export interface TestNode extends IbisNode {
   readonly kind: StoreKind;
 }
 
+// Cheapest argon2id: suites sign up many users; production cost is checked by config tests.
+const MIN_ARGON2_KIB = 1024;
+
 /** A real Ibis node on an ephemeral loopback port over a fresh store of `kind`. */
 export async function startTestNode(
   kind: StoreKind,
@@ -14,7 +17,13 @@ export async function startTestNode(
   opts: Omit<StartOptions, "store"> = {},
 ): Promise<TestNode> {
   const fresh = await freshStore(kind);
-  const node = await startIbis(testConfig({ nodeId: 1, ...overrides }), { ...opts, store: fresh.store });
+  let node: IbisNode;
+  try {
+    node = await startIbis(testConfig({ nodeId: 1, passwordMemoryKib: MIN_ARGON2_KIB, ...overrides }), { ...opts, store: fresh.store });
+  } catch (e) {
+    await fresh.dispose();
+    throw e;
+  }
   return {
     ...node,
     kind,

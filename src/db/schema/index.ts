@@ -2,4 +2,5 @@
 export * from "./users.ts";
 export * from "./system.ts";
 export * from "./messages.ts";
+export * from "./social.ts";
 export * from "./delivery.ts";

@@ -61,7 +61,10 @@ export class TokenService {
         currentDate: new Date(this.now()),
       });
       const userId = toId(payload.sub);
-      if (userId === undefined || payload.typ !== kind || typeof payload.exp !== "number") {
+      // jose checks exp and nbf against the tolerance but not an iat in the future: an
+      // issuer clock more than the skew ahead is refused here (spec §5.1: 5 minutes).
+      const fromFuture = typeof payload.iat !== "number" || payload.iat - this.settings.clockSkewSec > this.now() / 1000;
+      if (userId === undefined || payload.typ !== kind || typeof payload.exp !== "number" || fromFuture) {
         return fail("unauthorized", kind === "access" ? "invalid access token" : "invalid refresh token");
       }
       return ok({ userId, deviceId: typeof payload.did === "string" ? payload.did : "", kind, expiresAt: payload.exp * 1000 });

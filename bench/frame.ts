@@ -1,0 +1,80 @@
+/**
+ * svc.v2 frame codec micro-benchmark: header decode (zero-copy: the payload is
+ * a view) and encode, for payloads from 16 B to 16 MiB. Decode time must not
+ * grow with the payload; the 16 MiB / 16 B decode ratio is printed (≈ 1).
+ * Writes bench/results/frame-<date>.json. Short by default (shared machine):
+ * BENCH_MS sets the CPU time per case in ms (default 150).
+ */
+import { cpus, arch, platform, release, totalmem } from "node:os";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import { do_not_optimize, measure } from "mitata";
+import { FrameType, decodeFrame, encodeFrame, writeFrameHeader } from "../src/protocol/frame.ts";
+
+const SIZES: [string, number][] = [
+  ["16 B", 16],
+  ["1 KiB", 1024],
+  ["64 KiB", 64 * 1024],
+  ["1 MiB", 1024 * 1024],
+  ["16 MiB", 16 * 1024 * 1024],
+];
+const cpuMs = Number(process.env.BENCH_MS ?? 150);
+const opts = { min_cpu_time: cpuMs * 1e6, max_samples: 1e9 };
+
+interface Row {
+  op: string;
+  size: string;
+  bytes: number;
+  avg_ns: number;
+  p50_ns: number;
+  p99_ns: number;
+  samples: number;
+}
+const rows: Row[] = [];
+
+async function run(op: string, size: string, bytes: number, fn: () => unknown) {
+  const s = await measure(fn, opts);
+  const row = { op, size, bytes, avg_ns: s.avg, p50_ns: s.p50, p99_ns: s.p99, samples: s.samples.length };
+  rows.push(row);
+  console.log(`${op.padEnd(18)} ${size.padStart(7)}  ${s.avg.toFixed(1).padStart(12)} ns/frame (p50 ${s.p50.toFixed(1)}, p99 ${s.p99.toFixed(1)})`);
+}
+
+for (const [size, bytes] of SIZES) {
+  const payload = new Uint8Array(bytes).fill(0x61);
+  const frame = encodeFrame(FrameType.MsgC2C, payload);
+  const header = new Uint8Array(9);
+  await run("decode", size, bytes, () => {
+    const f = decodeFrame(frame);
+    do_not_optimize(f);
+    return f;
+  });
+  await run("header encode", size, bytes, () => {
+    writeFrameHeader(header, 0, FrameType.MsgC2C, 0, bytes);
+    do_not_optimize(header);
+  });
+  await run("encode (copy)", size, bytes, () => {
+    const out = encodeFrame(FrameType.MsgC2C, payload);
+    do_not_optimize(out);
+    return out;
+  });
+}
+
+const p50 = (op: string, size: string) => rows.find((r) => r.op === op && r.size === size)!.p50_ns;
+const ratio = p50("decode", "16 MiB") / p50("decode", "16 B");
+console.log(`\ndecode 16 MiB / 16 B (p50): ${ratio.toFixed(2)}  (zero-copy: ≈ 1)`);
+
+const now = new Date();
+const out = {
+  date: now.toISOString(),
+  machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, arch: arch(), platform: platform(), release: release(), mem_bytes: totalmem() },
+  bun: Bun.version,
+  bun_revision: Bun.revision,
+  cpu_ms_per_case: cpuMs,
+  decode_ratio_16MiB_over_16B: ratio,
+  results: rows,
+};
+const dir = join(import.meta.dir, "results");
+await mkdir(dir, { recursive: true });
+const file = join(dir, `frame-${now.toISOString().slice(0, 10)}.json`);
+await Bun.write(file, `${JSON.stringify(out, null, 2)}\n`);
+console.log(`wrote ${file}`);

@@ -1,0 +1,127 @@
+import { eq, sql } from "drizzle-orm";
+import { conversationStates } from "../../db/schema/index.ts";
+import { toId } from "../../ids/tsid.ts";
+import { tryParseJson } from "../../protocol/json.ts";
+import { fail, ok, type Result } from "../errors.ts";
+import { membership, type SocialContext } from "./context.ts";
+import {
+  conversationKey,
+  mergeConversations,
+  type ConversationCandidate,
+  type ConversationState,
+  type ConversationType,
+} from "./rules.ts";
+
+interface LastRow {
+  conv: unknown;
+  id: unknown;
+  client_id: string;
+  chat_type: string;
+  from_id: unknown;
+  to_id: unknown;
+  msg_type: string;
+  payload: string;
+  e2ee: string | null;
+  created_at: string | null;
+  server_ts: unknown;
+}
+
+type Item = ConversationCandidate & { last_msg_id: string; last_msg: Record<string, unknown> };
+
+const big = (v: unknown): bigint | null => (v === null || v === undefined ? null : (toId(v) ?? null));
+
+/** Stored JSON text back to a value; a raw ciphertext string stays a string. */
+function jsonText(text: string | null): unknown {
+  if (text === null) return undefined;
+  const parsed = tryParseJson(text);
+  return parsed.ok ? parsed.value : text;
+}
+
+function item(type: ConversationType, r: LastRow): Item {
+  const serverTs = Number(r.server_ts);
+  const e2ee = jsonText(r.e2ee);
+  const createdAt = jsonText(r.created_at);
+  return {
+    conversation_type: type,
+    conversation_id: big(r.conv)!,
+    server_ts: serverTs,
+    last_msg_id: r.client_id,
+    last_msg: {
+      id: r.client_id,
+      server_msg_id: big(r.id),
+      type: r.chat_type,
+      from: big(r.from_id),
+      to: big(r.to_id),
+      msg_type: r.msg_type,
+      payload: jsonText(r.payload),
+      ...(e2ee !== undefined ? { e2ee } : {}),
+      ...(createdAt !== undefined ? { created_at: createdAt } : {}),
+      server_ts: serverTs,
+    },
+  };
+}
+
+/** The conversation list (§2.3) and its server-side pin and delete state. */
+export class ConversationService {
+  constructor(private readonly ctx: SocialContext) {}
+
+  async mine(me: bigint, since?: number) {
+    const newer = since === undefined ? sql`` : sql` and m.server_ts > ${since}`;
+    const cols = sql`m.id, m.client_id, m.chat_type, m.from_id, m.to_id, m.msg_type, m.payload, m.e2ee, m.created_at, m.server_ts`;
+    const [c2c, c2g, states] = await Promise.all([
+      this.ctx.store.rows<LastRow>(sql`select distinct on (conv)
+          case when m.from_id = ${me} then m.to_id else m.from_id end as conv, ${cols}
+        from messages m
+        where m.chat_type = 'C2C' and (m.from_id = ${me} or m.to_id = ${me})${newer}
+        order by conv, m.server_ts desc, m.id desc`),
+      this.ctx.store.rows<LastRow>(sql`select distinct on (m.to_id) m.to_id as conv, ${cols}
+        from messages m
+        join im_group_member gm on gm.group_id = m.to_id and gm.user_id = ${me}
+        where m.chat_type = 'C2G'${newer}
+        order by m.to_id, m.server_ts desc, m.id desc`),
+      this.ctx.db.select().from(conversationStates).where(eq(conversationStates.userId, me)),
+    ]);
+    const stateMap = new Map<string, ConversationState>();
+    for (const s of states) {
+      stateMap.set(conversationKey(s.conversationType as ConversationType, s.conversationId), s);
+    }
+    const candidates = [...c2c.map((r) => item("c2c", r)), ...c2g.map((r) => item("c2g", r))];
+    return mergeConversations(candidates, stateMap, since);
+  }
+
+  async #upsert(me: bigint, type: ConversationType, id: bigint, set: { isPinned?: boolean; deletedTs?: number }) {
+    const now = this.ctx.now();
+    await this.ctx.db
+      .insert(conversationStates)
+      .values({ userId: me, conversationType: type, conversationId: id, updatedAt: now, ...set })
+      .onConflictDoUpdate({
+        target: [conversationStates.userId, conversationStates.conversationType, conversationStates.conversationId],
+        set: { ...set, updatedAt: now },
+      });
+  }
+
+  /** Only a conversation the caller can have: an existing peer, or a group the caller is in. */
+  async #check(me: bigint, type: ConversationType, id: bigint): Promise<Result<unknown>> {
+    if (type === "c2c") return (await this.ctx.facts.user(id)) ? ok(undefined) : fail("user_not_found", "user not found");
+    return membership(this.ctx, me, id);
+  }
+
+  async pin(me: bigint, type: ConversationType, id: bigint, isPinned: boolean): Promise<Result<Record<string, unknown>>> {
+    const check = await this.#check(me, type, id);
+    if (!check.ok) return check;
+    await this.#upsert(me, type, id, { isPinned });
+    return ok({ conversation_id: id, conversation_type: type, is_pinned: isPinned });
+  }
+
+  /**
+   * Deletion record: everything up to now is hidden; a newer message brings the
+   * conversation back. The pin is cleared with it.
+   */
+  async remove(me: bigint, type: ConversationType, id: bigint): Promise<Result<Record<string, unknown>>> {
+    const check = await this.#check(me, type, id);
+    if (!check.ok) return check;
+    const deletedTs = this.ctx.now();
+    await this.#upsert(me, type, id, { deletedTs, isPinned: false });
+    return ok({ conversation_id: id, conversation_type: type, deleted_ts: deletedTs });
+  }
+}

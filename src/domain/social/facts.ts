@@ -1,0 +1,137 @@
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { groupMembers, groups, users, friends } from "../../db/schema/index.ts";
+import type { Store } from "../../db/store.ts";
+import { TtlCache } from "./cache.ts";
+import { isGroupRole, type GroupRole } from "./rules.ts";
+
+export interface UserFacts {
+  readonly accountType: number;
+}
+
+/** Between a sender and a recipient: are they friends, has the recipient denied the sender? */
+export interface Relation {
+  readonly friend: boolean;
+  readonly denied: boolean;
+}
+
+export interface GroupFacts {
+  readonly ownerId: bigint;
+  readonly roles: ReadonlyMap<bigint, GroupRole>;
+  readonly ids: readonly bigint[];
+}
+
+/** What changed, for listeners that carry invalidations to other nodes. */
+export type Invalidation =
+  | { readonly kind: "pair"; readonly a: bigint; readonly b: bigint }
+  | { readonly kind: "group"; readonly groupId: bigint }
+  | { readonly kind: "user"; readonly userId: bigint };
+
+export interface CacheSettings {
+  readonly ttlMs: number;
+  readonly max: number;
+}
+
+/**
+ * The facts delivery asks per message, cached. Every write in this area
+ * calls `invalidate` after it commits. A load that raced with an
+ * invalidation is not cached (epoch check), so no stale value outlives a change
+ * on this node; other nodes learn through `onInvalidate` listeners (wired to
+ * the bus at merge) or, failing that, the TTL.
+ */
+export class SocialFacts {
+  readonly #users: TtlCache<bigint, UserFacts | null>;
+  readonly #relations: TtlCache<string, Relation>;
+  readonly #groups: TtlCache<bigint, GroupFacts | null>;
+  readonly #friends: TtlCache<bigint, readonly bigint[]>;
+  readonly #listeners: ((change: Invalidation) => void)[] = [];
+  #epoch = 0;
+
+  constructor(private readonly store: Store, settings: CacheSettings, now: () => number) {
+    this.#users = new TtlCache(settings.ttlMs, settings.max, now);
+    this.#relations = new TtlCache(settings.ttlMs, settings.max, now);
+    this.#groups = new TtlCache(settings.ttlMs, settings.max, now);
+    this.#friends = new TtlCache(settings.ttlMs, settings.max, now);
+  }
+
+  onInvalidate(listener: (change: Invalidation) => void): void {
+    this.#listeners.push(listener);
+  }
+
+  /** Drops what `change` may have made stale; `remote` changes (from other nodes) are not re-announced. */
+  invalidate(change: Invalidation, remote = false): void {
+    this.#epoch++;
+    switch (change.kind) {
+      case "pair":
+        this.#relations.delete(`${change.a}:${change.b}`);
+        this.#relations.delete(`${change.b}:${change.a}`);
+        this.#friends.delete(change.a);
+        this.#friends.delete(change.b);
+        break;
+      case "group":
+        this.#groups.delete(change.groupId);
+        break;
+      case "user":
+        this.#users.delete(change.userId);
+        break;
+    }
+    if (!remote) for (const l of this.#listeners) l(change);
+  }
+
+  async #cached<K, V>(cache: TtlCache<K, V>, key: K, load: () => Promise<V>, fresh = false): Promise<V> {
+    const hit = fresh ? undefined : cache.get(key);
+    if (hit) return hit.value;
+    const epoch = this.#epoch;
+    const value = await load();
+    if (epoch === this.#epoch) cache.set(key, value);
+    return value;
+  }
+
+  /** A live user's facts; null when there is no such user or it is deleted. */
+  user(userId: bigint): Promise<UserFacts | null> {
+    return this.#cached(this.#users, userId, async () => {
+      const rows = await this.store.db
+        .select({ accountType: users.accountType })
+        .from(users)
+        .where(and(eq(users.id, userId), isNull(users.deletedAt)))
+        .limit(1);
+      return rows[0] ?? null;
+    });
+  }
+
+  relation(from: bigint, to: bigint): Promise<Relation> {
+    return this.#cached(this.#relations, `${from}:${to}`, async () => {
+      const [row] = await this.store.rows<{ friend: boolean; denied: boolean }>(sql`select
+        exists(select 1 from friend where user_id = ${from} and friend_id = ${to}) as friend,
+        exists(select 1 from denylist where user_id = ${to} and denied_user_id = ${from}) as denied`);
+      return { friend: row?.friend === true, denied: row?.denied === true };
+    });
+  }
+
+  /**
+   * A live group's owner and members with roles; null when it does not exist or is dissolved.
+   * `fresh` reads the database (REST authorisation) and refreshes the entry.
+   */
+  group(groupId: bigint, fresh = false): Promise<GroupFacts | null> {
+    return this.#cached(this.#groups, groupId, async () => {
+      const rows = await this.store.db
+        .select({ ownerId: groups.ownerId, userId: groupMembers.userId, role: groupMembers.role })
+        .from(groups)
+        .leftJoin(groupMembers, eq(groupMembers.groupId, groups.id))
+        .where(and(eq(groups.id, groupId), isNull(groups.dissolvedAt)));
+      if (rows.length === 0) return null;
+      const roles = new Map<bigint, GroupRole>();
+      for (const r of rows) if (r.userId !== null && isGroupRole(r.role)) roles.set(r.userId, r.role);
+      return { ownerId: rows[0]!.ownerId, roles, ids: [...roles.keys()] };
+    }, fresh);
+  }
+
+  friendsOf(userId: bigint): Promise<readonly bigint[]> {
+    return this.#cached(this.#friends, userId, async () => {
+      const rows = await this.store.db
+        .select({ id: friends.friendId })
+        .from(friends)
+        .where(eq(friends.userId, userId));
+      return rows.map((r) => r.id);
+    });
+  }
+}

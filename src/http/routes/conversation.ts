@@ -1,0 +1,45 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import { FailureError, unwrap } from "../../domain/errors.ts";
+import type { Social } from "../../domain/social/index.ts";
+import { requireId } from "../../domain/social/input.ts";
+import { conversationType, type ConversationType } from "../../domain/social/rules.ts";
+import type { Services } from "../../services.ts";
+import { currentUser, requireUser, type AppEnv } from "../auth.ts";
+import { ok } from "../envelope.ts";
+import { input, params } from "../params.ts";
+import { zBool } from "../zod.ts";
+
+const since = z.object({ last_server_ts: z.coerce.number().int().min(0).optional() });
+const pin = z.object({ is_pinned: zBool });
+
+function target(p: Record<string, unknown>): { type: ConversationType; id: bigint } {
+  const type = conversationType(p.conversation_type);
+  if (!type) throw new FailureError({ kind: "bad_request", msg: "conversation_type: must be c2c or c2g" });
+  return { type, id: unwrap(requireId(p, "conversation_id")) };
+}
+
+/** The conversation list (§2.3) with server-side pin and delete (docs/social.md). */
+export function conversationRoutes(services: Services, social: Social): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("/api/v1/conversation/*", requireUser(services));
+
+  app.get("/api/v1/conversation/mine", async (c) => {
+    const { last_server_ts } = input(since, await params(c));
+    return ok(c, await social.conversations.mine(currentUser(c).userId, last_server_ts));
+  });
+
+  app.post("/api/v1/conversation/pin", async (c) => {
+    const p = await params(c);
+    const { type, id } = target(p);
+    const { is_pinned } = input(pin, p);
+    return ok(c, unwrap(await social.conversations.pin(currentUser(c).userId, type, id, is_pinned)));
+  });
+
+  app.post("/api/v1/conversation/delete", async (c) => {
+    const { type, id } = target(await params(c));
+    return ok(c, unwrap(await social.conversations.remove(currentUser(c).userId, type, id)));
+  });
+
+  return app;
+}

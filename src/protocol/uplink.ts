@@ -1,0 +1,92 @@
+/**
+ * What a client sent, told apart without more decoding than needed
+ * (spec §4.5 uplink rules 2, 4, 5). The transport calls `decodeAck` before
+ * its throttle (acks are exempt), then `decodeMessageBytes` /
+ * `decodeMessageText` for business messages.
+ */
+import type { ClientAck } from "../delivery/ports.ts";
+import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
+import { parseJsonBytes, tryParseJson } from "./json.ts";
+import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
+import { decodeClientAckPb } from "./pb.ts";
+
+const OPEN_BRACE = 0x7b;
+
+/** Index of the first byte that is not JSON whitespace. */
+function firstNonSpace(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i]!;
+    if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) break;
+    i++;
+  }
+  return i;
+}
+
+const looksLikeJsonObject = (bytes: Uint8Array): boolean => bytes[firstNonSpace(bytes)] === OPEN_BRACE;
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A business acknowledgement in binary form: the text `CLIENT_ACK,…` (svc.v2
+ * MSG_C2S) or a protobuf ClientAck (svc.v2 MSG_C2S, svc-protobuf).
+ * undefined: not an ack (a business message: throttle, then decode);
+ * null: an ack, malformed (answer it as undecodable; it is still not throttled).
+ */
+export function decodeAck(bytes: Uint8Array): ClientAck | null | undefined {
+  if (isClientAckPayload(bytes)) return parseClientAckBytes(bytes) ?? null;
+  // A JSON object is never a protobuf ClientAck; skip the tag scan for it.
+  return looksLikeJsonObject(bytes) ? undefined : decodeClientAckPb(bytes);
+}
+
+/** The text form on svc-json / text connections; same three answers as `decodeAck`. */
+export function decodeAckText(text: string): ClientAck | null | undefined {
+  if (!text.startsWith("CLIENT_ACK,")) return undefined;
+  return parseClientAckText(text) ?? null;
+}
+
+/**
+ * Lenient decode of a binary business message (svc.v2 MSG payload,
+ * svc-protobuf message): a UTF-8 JSON object first, else a protobuf Message.
+ * undefined when neither (→ ERROR payload_decode_failed on svc.v2).
+ */
+export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
+  if (looksLikeJsonObject(bytes)) {
+    try {
+      const value = parseJsonBytes(bytes);
+      if (isObject(value)) return value;
+    } catch {
+      // not JSON: fall through to protobuf, as §4.5 rule 5 orders
+    }
+  }
+  return decodeProtoMessage(bytes);
+}
+
+/** A text business message (svc-json / text): JSON object, else why not (S2C invalid_json / invalid_message). */
+export function decodeMessageText(
+  text: string,
+): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: "invalid_json" | "invalid_message" } {
+  const parsed = tryParseJson(text);
+  if (!parsed.ok) return { ok: false, reason: "invalid_json" };
+  return isObject(parsed.value) ? { ok: true, raw: parsed.value } : { ok: false, reason: "invalid_message" };
+}
+
+/**
+ * svc.v2 frame ACK → client-ack: the uint64 is the acknowledged message's
+ * tsid segment (decimal), the direction comes from flags bits 4–3 and the
+ * device from the connection. undefined unless the payload is exactly 8 bytes.
+ */
+export function frameAckToClientAck(payload: Uint8Array, flags: number, did: string): ClientAck | undefined {
+  const id = readU64(payload);
+  if (id === undefined) return undefined;
+  return { type: ACK_DIRECTION_CHAT[ackDirectionOf(flags)], msgId: id.toString(), did, tsidOnly: true };
+}
+
+/** The tsid segment of a message id `<TYPE>.<tsid>.<ms>.<random>` (what a frame ACK names). */
+export function tsidSegment(msgId: string): string | undefined {
+  const start = msgId.indexOf(".") + 1;
+  if (start === 0) return undefined;
+  const end = msgId.indexOf(".", start);
+  const seg = end < 0 ? msgId.slice(start) : msgId.slice(start, end);
+  return /^\d+$/.test(seg) ? seg : undefined;
+}

@@ -1,0 +1,144 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
+import { friends, users } from "../../../src/db/schema/index.ts";
+import type { Invalidation } from "../../../src/domain/social/index.ts";
+import { storeKinds } from "../../support/stores.ts";
+import { payloadOf, socialEnv, type SocialEnv, type TestUser } from "../../http/social.support.ts";
+
+const TTL = 30_000;
+const kindOf = (r: { ok: boolean; error?: { kind: string } }) => (r.ok ? "ok" : r.error!.kind);
+
+for (const kind of storeKinds()) {
+  describe(`SocialGraph [${kind}]`, () => {
+    let env: SocialEnv;
+    let clock = Date.now();
+    const changes: Invalidation[] = [];
+    beforeAll(async () => {
+      env = await socialEnv(kind, { socialCacheTtlMs: TTL }, () => clock);
+      env.node.social.facts.onInvalidate((c) => changes.push(c));
+    });
+    afterAll(() => env.stop());
+
+    const graph = () => env.node.social.graph;
+    async function befriend(a: TestUser, b: TestUser) {
+      payloadOf(await env.call(a, "POST", "/api/v1/friend/add", { to: b.id }));
+      payloadOf(await env.call(b, "POST", "/api/v1/friend/confirm", { from: a.id }));
+    }
+    const c2c = async (from: bigint, to: bigint, encrypted = false) => kindOf(await graph().checkC2C(from, to, { encrypted }));
+
+    test("checkC2C: user_not_found, not_a_friend, then ok the moment a friendship is confirmed, and back after delete", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      expect(await c2c(a.id, 987654321n)).toBe("user_not_found");
+      expect(await c2c(987654321n, a.id)).toBe("user_not_found");
+      expect(await c2c(a.id, b.id)).toBe("not_a_friend"); // now cached
+      await befriend(a, b);
+      expect(await c2c(a.id, b.id)).toBe("ok");
+      expect(await c2c(b.id, a.id)).toBe("ok");
+      expect(await c2c(a.id, b.id, true)).toBe("ok"); // E2EE between humans is fine
+      payloadOf(await env.call(b, "POST", "/api/v1/friend/delete", { uid: a.id }));
+      expect(await c2c(a.id, b.id)).toBe("not_a_friend");
+      expect(await c2c(b.id, a.id)).toBe("not_a_friend");
+    });
+
+    test("checkC2C: in_denylist when the recipient denied the sender (friends or not), cleared by remove", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      await befriend(a, b);
+      expect(await c2c(b.id, a.id)).toBe("ok");
+      payloadOf(await env.call(a, "POST", "/api/v1/friend/denylist/add", { denied_user_id: b.id }));
+      expect(await c2c(b.id, a.id)).toBe("in_denylist");
+      expect(await c2c(a.id, b.id)).toBe("ok"); // the denier may still write
+      payloadOf(await env.call(a, "POST", "/api/v1/friend/denylist/remove", { denied_user_id: b.id }));
+      expect(await c2c(b.id, a.id)).toBe("ok");
+    });
+
+    test("answers are cached: a change behind the cache's back shows only after the TTL", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      expect(await c2c(a.id, b.id)).toBe("not_a_friend");
+      const { db } = env.node.services.store;
+      await db.insert(friends).values([{ userId: a.id, friendId: b.id }, { userId: b.id, friendId: a.id }]);
+      expect(await c2c(a.id, b.id)).toBe("not_a_friend");
+      clock += TTL;
+      expect(await c2c(a.id, b.id)).toBe("ok");
+      // A deleted account: cached as live until invalidated.
+      await db.update(users).set({ deletedAt: clock }).where(eq(users.id, b.id));
+      expect(await c2c(a.id, b.id)).toBe("ok");
+      env.node.social.facts.invalidate({ kind: "user", userId: b.id });
+      expect(await c2c(a.id, b.id)).toBe("user_not_found");
+    });
+
+    test("a load racing with an invalidation is not cached", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      const facts = env.node.social.facts;
+      const pending = facts.relation(a.id, b.id);
+      facts.invalidate({ kind: "pair", a: a.id, b: b.id });
+      expect((await pending).friend).toBe(false);
+      await env.node.services.store.db.insert(friends).values({ userId: a.id, friendId: b.id });
+      expect((await facts.relation(a.id, b.id)).friend).toBe(true);
+    });
+
+    test("groupMembers: not_found, not_group_member, members; follows join, leave and dissolve at once", async () => {
+      const o = await env.user();
+      const m = await env.user();
+      const late = await env.user();
+      expect(kindOf(await graph().groupMembers(o.id, 4242n))).toBe("not_found");
+      const gid = payloadOf(await env.call(o, "POST", "/api/v1/group/add", { member_uids: [m.id] })).group.gid;
+      const members = async (u: bigint) => {
+        const r = await graph().groupMembers(u, gid);
+        return r.ok ? [...r.value].sort() : r.error.kind;
+      };
+      expect(await members(o.id)).toEqual([o.id, m.id].sort());
+      expect(await members(late.id)).toBe("not_group_member");
+      payloadOf(await env.call(late, "POST", "/api/v1/group_member/join", { gid }));
+      expect(await members(late.id)).toEqual([o.id, m.id, late.id].sort());
+      payloadOf(await env.call(m, "POST", "/api/v1/group_member/leave", { gid }));
+      expect(await members(m.id)).toBe("not_group_member");
+      expect(await members(o.id)).toEqual([o.id, late.id].sort());
+      payloadOf(await env.call(o, "POST", "/api/v1/group/dissolve", { gid }));
+      expect(await members(o.id)).toBe("not_found");
+    });
+
+    test("friendsOf follows confirm and delete; invalidations are announced for other nodes", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      const c = await env.user();
+      expect(await graph().friendsOf(a.id)).toEqual([]);
+      changes.length = 0;
+      await befriend(a, b);
+      await befriend(c, a);
+      expect([...(await graph().friendsOf(a.id))].sort()).toEqual([b.id, c.id].sort());
+      expect(await graph().friendsOf(b.id)).toEqual([a.id]);
+      payloadOf(await env.call(a, "POST", "/api/v1/friend/delete", { uid: b.id }));
+      expect(await graph().friendsOf(a.id)).toEqual([c.id]);
+      expect(await graph().friendsOf(b.id)).toEqual([]);
+      expect(changes).toEqual([
+        { kind: "pair", a: b.id, b: a.id },
+        { kind: "pair", a: a.id, b: c.id },
+        { kind: "pair", a: a.id, b: b.id },
+      ]);
+      // A remote invalidation drops the entry without being re-announced.
+      env.node.social.facts.invalidate({ kind: "group", groupId: 1n }, true);
+      expect(changes).toHaveLength(3);
+    });
+  });
+
+  describe(`SocialGraph with allowStrangers [${kind}]`, () => {
+    let env: SocialEnv;
+    beforeAll(async () => {
+      env = await socialEnv(kind, { allowStrangers: true });
+    });
+    afterAll(() => env.stop());
+
+    test("strangers may write; the denylist still refuses", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      const graph = env.node.social.graph;
+      expect(kindOf(await graph.checkC2C(a.id, b.id, { encrypted: false }))).toBe("ok");
+      payloadOf(await env.call(b, "POST", "/api/v1/friend/denylist/add", { denied_user_id: a.id }));
+      expect(kindOf(await graph.checkC2C(a.id, b.id, { encrypted: false }))).toBe("in_denylist");
+    });
+  });
+}

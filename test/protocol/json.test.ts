@@ -1,0 +1,55 @@
+import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
+import { parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
+
+describe("JSON codec: exact 64-bit integers", () => {
+  test.each([
+    ["9007199254740993", 9007199254740993n],
+    [" 9007199254740993", 9007199254740993n],
+    ["-9007199254740993", -9007199254740993n],
+    ['{"id":9223372036854775807}', { id: 9223372036854775807n }],
+    ['{"a":[1,9007199254740993]}', { a: [1, 9007199254740993n] }],
+    ['{"s":"9007199254740993"}', { s: "9007199254740993" }],
+    ['{"n":5,"f":1.5}', { n: 5, f: 1.5 }],
+    ["1e300", 1e300],
+  ])("parse %s", (text, want) => {
+    expect(parseJson(text)).toEqual(want as never);
+  });
+
+  test("bigint leaves as a bare JSON number", () => {
+    expect(stringifyJson({ id: 9223372036854775807n, list: [1n] })).toBe('{"id":9223372036854775807,"list":[1]}');
+  });
+
+  test("property: any int64 survives stringify → parse exactly, at any position", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), (n) => {
+        const back = parseJson(stringifyJson({ v: n, a: [n], top: 0 })) as { v: unknown; a: unknown[] };
+        const top = parseJson(stringifyJson(n));
+        const norm = (x: unknown) => (typeof x === "number" ? BigInt(x) : x);
+        return norm(back.v) === n && norm(back.a[0]) === n && norm(top) === n;
+      }),
+    );
+  });
+
+  test("property: numbers that are not exact safe integers always come back as bigint", () => {
+    fc.assert(
+      fc.property(fc.bigInt({ min: 1n << 53n, max: (1n << 64n) - 1n }), (n) => typeof parseJson(n.toString()) === "bigint"),
+    );
+  });
+});
+
+describe("JSON codec: edges", () => {
+  test("a long digit run inside a string stays a string", () => {
+    expect(parseJson('{"s":"[1234567890123456789]"}')).toEqual({ s: "[1234567890123456789]" });
+  });
+
+  test("large non-integer literals stay numbers", () => {
+    expect(parseJson("[12345678901234567890.5, 1e300]")).toEqual([12345678901234567890.5, 1e300]);
+  });
+
+  test("bytes, malformed input", () => {
+    expect(parseJsonBytes(utf8('{"id":9007199254740993}'))).toEqual({ id: 9_007_199_254_740_993n });
+    expect(tryParseJson("{nope")).toEqual({ ok: false });
+    expect(() => parseJsonBytes(new Uint8Array([0xff, 0xfe]))).toThrow();
+  });
+});
