@@ -16,7 +16,7 @@ import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
-import { createWsTransport } from "./ws/index.ts";
+import { createWsTransport, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
 
 const LOGOUT_SWEEP_MS = 10 * 60_000;
 
@@ -35,14 +35,15 @@ export interface StartOptions {
    * social graph (default: this node's).
    */
   readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
+  /** The engine behind /ws (or a factory receiving the transport's ports). Default: the delivery engine. */
+  readonly engine?: EngineSource;
 }
-
-/** Stands in for the transport's session registry until it is wired (merge): nobody is connected. */
-const noSessions: SessionRegistry = { sessionsOf: () => [], session: () => undefined };
 
 export interface IbisNode {
   readonly services: Services;
-  readonly server: Server<unknown>;
+  readonly server: Server<Conn>;
+  /** The WebSocket transport (session registry, tell, sweep). */
+  readonly ws: WsTransport;
   readonly port: number;
   /** http://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
@@ -97,13 +98,19 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
 
   // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
   let delivery: Delivery | undefined;
+  let ws: WsTransport | undefined;
+  // Delivery pushes through the transport's registry, created below.
+  const transportSessions: SessionRegistry = {
+    sessionsOf: (u) => ws?.registry.sessionsOf(u) ?? [],
+    session: (u, d) => ws?.registry.session(u, d),
+  };
   const notifier: Notifier = {
     notify: (...a) => delivery!.notifier.notify(...a),
     tell: (...a) => delivery!.notifier.tell(...a),
   };
   const social = createSocial(base, { notifier: opts.notifier ?? notifier });
   delivery = createDelivery(base, {
-    sessions: opts.delivery?.sessions ?? noSessions,
+    sessions: opts.delivery?.sessions ?? transportSessions,
     social: opts.delivery?.social ?? social.graph,
   });
   const services: Services = { ...base, delivery };
@@ -125,8 +132,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   sweeper.unref();
 
   const http = createHttpApp(services, social);
-  const ws = createWsTransport(services);
-  const server = Bun.serve({
+  ws = createWsTransport(services, opts.engine ?? delivery.engine);
+  const server = Bun.serve<Conn>({
     hostname: config.host,
     port: config.port,
     maxRequestBodySize: config.wsMaxPayload,
@@ -135,7 +142,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       if (url.pathname === "/ws") return ws.upgrade(req, srv);
       return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
-    websocket: { ...ws.websocket, maxPayloadLength: config.wsMaxPayload },
+    websocket: ws.websocket,
   });
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
@@ -145,6 +152,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   return {
     services,
     server,
+    ws,
     port,
     url: `http://${host}:${port}`,
     social,

@@ -1,23 +1,207 @@
+/**
+ * The WebSocket edge (spec §4.5): GET /ws handshake and negotiation, one
+ * `Conn` per socket, uplink dispatch into the delivery engine, the session
+ * registry delivery sends through, heartbeats, token expiry and backpressure.
+ * Decisions and close codes: docs/websocket.md.
+ */
 import type { Server, WebSocketHandler } from "bun";
+import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
 import type { Services } from "../services.ts";
+import { CloseCode } from "./close-codes.ts";
+import { Conn, type ConnContext } from "./conn.ts";
+import { dispatch, type UplinkDeps } from "./dispatch.ts";
+import { ExpiryWatch } from "./expiry.ts";
+import { authenticate, type HandshakeThrottles } from "./handshake.ts";
+import { FrameHeartbeat, V2_TOPIC } from "./heartbeat.ts";
+import { Hub } from "./hub.ts";
+import { negotiate, PROTOCOL_NAMES, Proto } from "./negotiate.ts";
+import { connectionError, s2cNotice } from "./s2c.ts";
+import { WindowCounter } from "./throttle.ts";
 
-export interface WsTransport {
+export { CloseCode, mayReconnect } from "./close-codes.ts";
+export { negotiate, PROTOCOL_NAMES, Proto, type ProtocolName } from "./negotiate.ts";
+export { interimEngine } from "./interim-engine.ts";
+export type { Conn } from "./conn.ts";
+
+/** What the delivery engine (and other §6 emitters) get from the transport. */
+export interface TransportPorts {
+  readonly registry: SessionRegistry;
+  /** An S2C to one session, not stored (Notifier.tell). */
+  readonly tell: Notifier["tell"];
+}
+
+/** The engine, or a factory that receives the transport's ports (the engine sends through the registry). */
+export type EngineSource = DeliveryEngine | ((ports: TransportPorts) => DeliveryEngine);
+
+export interface WsTransport extends TransportPorts {
   /** Handles GET /ws: upgrades (returns undefined) or answers with an HTTP error. */
-  upgrade(req: Request, server: Server<unknown>): Promise<Response | undefined>;
-  readonly websocket: WebSocketHandler<unknown>;
-  /** Closes every socket (shutdown). */
+  upgrade(req: Request, server: Server<Conn>): Promise<Response | undefined>;
+  /** Handlers and socket options for Bun.serve (limits, idle timeout, backpressure). */
+  readonly websocket: WebSocketHandler<Conn>;
+  readonly engine: DeliveryEngine;
+  /** Runs the token-expiry sweep now (it also runs on a timer; tests with a fake clock call it). */
+  sweep(): void;
+  /** Sends the next svc.v2 heartbeat ping now; returns its Seq. */
+  heartbeat(): number;
+  /** Stops the timers and closes every socket (shutdown). */
   closeAll(code: number, reason: string): void;
 }
 
-/** Placeholder until the transport lands: /ws answers 501 in the pre-business shape. */
-export function createWsTransport(_services: Services): WsTransport {
+const HANDSHAKE_DEVICE_WINDOW_MS = 10_000;
+const HANDSHAKE_IP_WINDOW_MS = 60_000;
+
+export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
+  const { config, log, now, ids, tokens } = services;
+  const hub = new Hub();
+  let server: Server<Conn> | undefined;
+  let connSeq = 0;
+
+  const tell: Notifier["tell"] = (session: Session, action, payload, inReplyTo) => {
+    session.send(s2cNotice(ids, now(), session.userId, action, payload, inReplyTo));
+  };
+  const engine = typeof engineSource === "function" ? engineSource({ registry: hub, tell }) : engineSource;
+
+  const ctx: ConnContext = {
+    onSlowConsumer(conn) {
+      log.warn("ws: slow consumer disconnected", { conn: conn.connId, user: conn.userId, device: conn.deviceId });
+      conn.ws.close(CloseCode.SlowConsumer, "slow_consumer");
+    },
+  };
+  const throttles: HandshakeThrottles = {
+    perIp: new WindowCounter(config.handshakePerIp, HANDSHAKE_IP_WINDOW_MS),
+    perDevice: new WindowCounter(config.handshakePerDevice, HANDSHAKE_DEVICE_WINDOW_MS),
+    off: config.throttleOff,
+  };
+  const expiry = new ExpiryWatch(config.tokenRefreshWindow, {
+    askRefresh: (conn, windowMs) =>
+      tell(conn, "please_refresh_token", { content: "access token expired; send refresh_token", window_ms: windowMs }),
+  });
+  const uplink: UplinkDeps = {
+    engine,
+    hub,
+    log,
+    now,
+    msgRate: config.msgRate,
+    msgBurst: config.msgBurst,
+    throttleOff: config.throttleOff,
+    tell,
+    refresh(conn, raw) {
+      const id = typeof raw.id === "string" ? raw.id : undefined;
+      const token = typeof raw.payload === "object" && raw.payload !== null ? (raw.payload as { token?: unknown }).token : undefined;
+      expiry.refresh(conn, token, tokens).then(
+        (r) =>
+          r.ok
+            ? tell(conn, "token_refreshed", { expires_at: r.expiresAt }, id)
+            : tell(conn, "invalid_message", { reason: "invalid_token", content: r.msg }, id),
+        (e: unknown) => log.error("ws: refresh failed", { err: e as Error }),
+      );
+    },
+  };
+
+  const heartbeat = new FrameHeartbeat();
+  const sweep = () => {
+    const t = now();
+    expiry.sweep(t);
+    throttles.perIp.prune(t);
+    throttles.perDevice.prune(t);
+  };
+  const timers = [
+    setInterval(() => heartbeat.beat(server), config.heartbeatInterval),
+    setInterval(sweep, Math.min(1000, Math.max(25, config.tokenRefreshWindow >> 3))),
+  ];
+  for (const t of timers) t.unref();
+
+  const reject = (status: number, title: string, content: string) =>
+    new Response(connectionError(status, title, content, now()), {
+      status,
+      headers: { "content-type": "application/json; charset=utf-8" },
+    });
+
   return {
-    upgrade: async () =>
-      new Response(JSON.stringify({ code: 501, payload: { title: "not implemented", content: "websocket transport not built yet" }, server_ts: Date.now() }), {
-        status: 501,
-        headers: { "content-type": "application/json" },
-      }),
-    websocket: { message() {} },
-    closeAll() {},
+    registry: hub,
+    tell,
+    engine,
+    sweep,
+    heartbeat: () => heartbeat.beat(server),
+
+    async upgrade(req, srv) {
+      server ??= srv;
+      const url = new URL(req.url);
+      const ip = srv.requestIP(req)?.address ?? "unknown";
+      let auth;
+      try {
+        auth = await authenticate(req, url, ip, tokens, throttles, now());
+      } catch (e) {
+        log.error("ws: handshake failed", { err: e as Error });
+        return reject(500, "internal", "handshake failed, retry later");
+      }
+      if (!auth.ok) return reject(auth.status, auth.title, auth.content);
+      if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+        return reject(400, "bad_request", "GET /ws expects a WebSocket upgrade");
+      }
+      const neg = negotiate(req.headers.get("sec-websocket-protocol"));
+      const conn = neg.ok
+        ? new Conn(++connSeq, auth.identity, neg.proto, ctx)
+        : new Conn(
+            ++connSeq,
+            auth.identity,
+            -1,
+            ctx,
+            connectionError(400, "unsupported_protocol", `none of [${neg.offered.join(", ")}] is supported; offer one of ${PROTOCOL_NAMES.join(", ")}`, now()),
+          );
+      const headers = neg.answer === undefined ? undefined : { "Sec-WebSocket-Protocol": neg.answer };
+      if (srv.upgrade(req, { data: conn, headers })) return undefined;
+      return reject(400, "bad_request", "WebSocket upgrade failed");
+    },
+
+    websocket: {
+      maxPayloadLength: config.wsMaxPayload,
+      idleTimeout: config.wsIdleTimeout,
+      sendPings: true,
+      backpressureLimit: config.wsBackpressureLimit,
+      closeOnBackpressureLimit: false, // we close with our own code (4004) on the first dropped send
+      perMessageDeflate: false,
+
+      open(ws) {
+        const conn = ws.data;
+        conn.ws = ws;
+        if (conn.proto === -1) {
+          ws.send(conn.rejection!);
+          conn.close(CloseCode.UnsupportedProtocol, "unsupported_protocol");
+          return;
+        }
+        const old = hub.add(conn, config.msgBurst, now());
+        if (old) {
+          tell(old, "logged_another_device", { content: "signed in again on this device elsewhere", device_id: old.deviceId });
+          old.close(CloseCode.Replaced, "logged_another_device");
+        }
+        if (conn.proto === Proto.V2) ws.subscribe(V2_TOPIC);
+        expiry.track(conn);
+        conn.opened = true;
+        engine.onOpen(conn);
+      },
+
+      message(ws, message) {
+        if (ws.data.closing) return; // closed by us (takeover, expiry, slow consumer): nothing more is taken
+        try {
+          dispatch(uplink, ws.data, message);
+        } catch (e) {
+          log.error("ws: dispatch failed", { conn: ws.data.connId, err: e as Error });
+        }
+      },
+
+      close(ws) {
+        const conn = ws.data;
+        conn.closing = true;
+        hub.remove(conn);
+        expiry.forget(conn);
+        if (conn.opened) engine.onClose(conn);
+      },
+    },
+
+    closeAll(code, reason) {
+      for (const t of timers) clearInterval(t);
+      for (const conn of [...hub.all()]) conn.close(code, reason);
+    },
   };
 }

@@ -1,0 +1,92 @@
+/**
+ * One open WebSocket: the `ws.data` of every socket and the `Session` the
+ * delivery engine sees. Kept small (a few fields, no closures, no timers):
+ * timers are per node (heartbeat.ts, expiry.ts), per-user state lives in the hub.
+ */
+import type { ServerWebSocket } from "bun";
+import type { Outbound, SendOutcome, Session } from "../delivery/ports.ts";
+import { outboundJson, outboundProto, outboundV2Frame } from "../protocol/message.ts";
+import { Proto, type ProtoValue } from "./negotiate.ts";
+
+/** Shared by every connection of a transport (one pointer per socket). */
+export interface ConnContext {
+  /** Called once when a send was dropped past the backpressure limit (the socket is being closed). */
+  onSlowConsumer(conn: Conn): void;
+}
+
+export interface ConnIdentity {
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly deviceType: string;
+  /** Access-token expiry, ms. */
+  readonly expiresAt: number;
+}
+
+export class Conn implements Session {
+  /** Set in `open`; Bun creates the socket after the upgrade. */
+  ws!: ServerWebSocket<Conn>;
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly deviceType: string;
+  /** Current access-token expiry, ms (moved by a refresh). */
+  expiresAt: number;
+  /** Next time the expiry sweep acts on this connection. */
+  deadline: number;
+  /** Position in the expiry heap (-1: not in it). */
+  heapIndex = -1;
+  /** Between please_refresh_token and a fresh token (or the close). */
+  refreshing = false;
+  /** No send after close() or the slow-consumer cut. */
+  closing = false;
+  /** Reached engine.onOpen (so engine.onClose is owed). */
+  opened = false;
+
+  constructor(
+    readonly connId: number,
+    id: ConnIdentity,
+    /** Negotiated encoding, or -1 when only unknown protocols were offered. */
+    readonly proto: ProtoValue | -1,
+    readonly ctx: ConnContext,
+    /** Connection-level error text to send after the upgrade (unsupported protocol). */
+    readonly rejection?: string,
+  ) {
+    this.userId = id.userId;
+    this.deviceId = id.deviceId;
+    this.deviceType = id.deviceType;
+    this.expiresAt = this.deadline = id.expiresAt;
+  }
+
+  /** Encodes for this connection's sub-protocol (once per Outbound and encoding) and sends. */
+  send(out: Outbound): SendOutcome {
+    if (this.closing) return "closed";
+    switch (this.proto) {
+      case Proto.V2:
+        return this.write(outboundV2Frame(out));
+      case Proto.Protobuf:
+        return this.write(outboundProto(out));
+      default:
+        return this.write(outboundJson(out));
+    }
+  }
+
+  /**
+   * Sends raw bytes (binary frame) or text (text frame). Bun answers bytes
+   * written, -1 (queued under backpressure) or 0 (dropped past the limit):
+   * a drop cuts the connection, so nothing is ever lost silently.
+   */
+  write(data: string | Uint8Array): SendOutcome {
+    if (this.closing) return "closed";
+    const n = this.ws.send(data);
+    if (n > 0) return "sent";
+    if (n === -1) return "queued";
+    this.closing = true;
+    this.ctx.onSlowConsumer(this);
+    return "closed";
+  }
+
+  close(code: number, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.ws.close(code, reason);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * GET /ws before the upgrade (spec §4.5, §5.2, §5.3): who connects, from
+ * which device. Browsers cannot set headers on a WebSocket, so the token and
+ * device may come as `?token=&did=&dtype=` instead (docs/websocket.md).
+ */
+import { bearer } from "../http/auth.ts";
+import type { TokenService } from "../domain/auth/tokens.ts";
+import type { ConnIdentity } from "./conn.ts";
+import type { WindowCounter } from "./throttle.ts";
+
+export const DEVICE_TYPES: ReadonlySet<string> = new Set(["ios", "android", "web", "desktop"]);
+
+/** Printable ASCII without spaces or commas (the text CLIENT_ACK is comma-separated), 1–128 chars. */
+const DEVICE_ID = /^[\x21-\x2b\x2d-\x7e]{1,128}$/;
+
+export interface HandshakeRefusal {
+  readonly ok: false;
+  readonly status: 400 | 401 | 429 | 500;
+  readonly title: string;
+  readonly content: string;
+}
+export type HandshakeResult = { readonly ok: true; readonly identity: ConnIdentity } | HandshakeRefusal;
+
+export interface HandshakeThrottles {
+  readonly perIp: WindowCounter;
+  readonly perDevice: WindowCounter;
+  readonly off: boolean;
+}
+
+const refuse = (status: HandshakeRefusal["status"], title: string, content: string): HandshakeRefusal => ({
+  ok: false,
+  status,
+  title,
+  content,
+});
+
+/** The handshake's credentials: headers first, then the browser query form. */
+export function credentialsOf(req: Request, url: URL): { token?: string; deviceId?: string; deviceType?: string } {
+  const q = url.searchParams;
+  return {
+    token: bearer(req.headers.get("authorization") ?? undefined) ?? (q.get("token") || undefined),
+    deviceId: req.headers.get("x-device-id") ?? q.get("did") ?? undefined,
+    deviceType: req.headers.get("x-device-type") ?? q.get("dtype") ?? undefined,
+  };
+}
+
+/** Authenticates a handshake; throttles per IP, then per device, before any token work. */
+export async function authenticate(
+  req: Request,
+  url: URL,
+  ip: string,
+  tokens: TokenService,
+  throttles: HandshakeThrottles,
+  now: number,
+): Promise<HandshakeResult> {
+  if (!throttles.off && !throttles.perIp.hit(ip, now)) {
+    return refuse(429, "rate_limited", "too many handshakes from this address");
+  }
+  const cred = credentialsOf(req, url);
+  if (!cred.deviceId) return refuse(401, "unauthorized", "missing device id (X-Device-ID or did)");
+  if (!DEVICE_ID.test(cred.deviceId)) return refuse(401, "unauthorized", "invalid device id");
+  const deviceType = cred.deviceType?.toLowerCase() ?? "";
+  if (deviceType !== "" && !DEVICE_TYPES.has(deviceType)) {
+    return refuse(401, "unauthorized", "invalid device type (ios, android, web or desktop)");
+  }
+  if (!throttles.off && !throttles.perDevice.hit(cred.deviceId, now)) {
+    return refuse(429, "rate_limited", "too many handshakes for this device");
+  }
+  if (!cred.token) return refuse(401, "unauthorized", "missing access token");
+  const claims = await tokens.verify(cred.token, "access");
+  if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
+  const { userId, deviceId: claimed, expiresAt } = claims.value;
+  if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
+  return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt } };
+}
