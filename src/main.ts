@@ -1,10 +1,25 @@
-import { ConfigError, loadConfig } from "./config/index.ts";
+import { ConfigError, fields, loadConfig } from "./config/index.ts";
+import { superviseWorkers, WORKER_INDEX_ENV, workerRefusals, workersArg } from "./cluster/workers.ts";
+import { createLogger } from "./log.ts";
 import { startIbis } from "./node.ts";
 
-// Entry point of `bun run start` and of the compiled binary.
+// Entry point of `bun run start [--workers N]` and of the compiled binary.
 try {
-  const config = loadConfig();
-  const node = await startIbis(config);
+  const env: Record<string, string | undefined> = { ...process.env };
+  const arg = workersArg(process.argv.slice(2));
+  if (arg !== undefined) env[fields.workers.env] = arg;
+  const config = loadConfig(env);
+  const refusals = workerRefusals(config);
+  if (refusals.length) throw new ConfigError(`refusing to start ${config.workers} workers:\n  ${refusals.join("\n  ")}`);
+
+  const workerIndex = process.env[WORKER_INDEX_ENV];
+  if (config.workers > 1 && workerIndex === undefined) {
+    const log = createLogger(config.logLevel, { role: "supervisor" });
+    process.exit(await superviseWorkers(config.workers, log, config.shutdownGraceMs + 30_000));
+  }
+  // A fixed IBIS_NODE_ID is the first worker's; worker i takes id + i.
+  const shifted = workerIndex !== undefined && config.nodeId !== undefined;
+  const node = await startIbis(shifted ? { ...config, nodeId: config.nodeId! + Number(workerIndex) } : config);
   let stopping = false;
   const shutdown = async (signal: string) => {
     if (stopping) return;
@@ -15,6 +30,11 @@ try {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
+  if (workerIndex !== undefined) {
+    // A worker whose supervisor vanished (SIGKILL) stops too instead of lingering on the port.
+    const parent = process.ppid;
+    setInterval(() => process.ppid !== parent && void shutdown("supervisor gone"), 1000).unref();
+  }
 } catch (e) {
   if (e instanceof ConfigError) {
     console.error(e.message);

@@ -1,7 +1,7 @@
 import type { Server } from "bun";
-import { hostname } from "node:os";
 import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
-import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./cluster/node-lease.ts";
+import { openCluster } from "./cluster/index.ts";
+import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
 import { Accounts } from "./domain/auth/accounts.ts";
@@ -12,6 +12,7 @@ import { createDelivery, type Delivery } from "./delivery/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
+import { preBusinessError } from "./http/envelope.ts";
 import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
@@ -61,16 +62,23 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     (await openStore({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
   const closeStore = !opts.store || opts.ownStore === true;
 
-  let lease: NodeLease | undefined;
-  let nodeId = config.nodeId;
-  if (nodeId === undefined) {
-    lease = await leaseNodeId(store, `${hostname()}:${process.pid}:${crypto.randomUUID()}`, now);
-    nodeId = lease.nodeId;
+  let cluster;
+  try {
+    cluster = await openCluster(config, store, log, now);
+  } catch (e) {
+    if (closeStore) await store.close();
+    throw e;
   }
-  const renew = lease ? setInterval(() => void lease!.renew().catch(() => {}), LEASE_TTL_MS / 3) : undefined;
-  renew?.unref();
+  const nodeId = cluster.nodeId;
+  const undo = async () => {
+    await cluster.close();
+    if (closeStore) await store.close();
+  };
 
-  const secrets = await resolveSecrets(config, store);
+  const secrets = await resolveSecrets(config, store).catch(async (e: unknown) => {
+    await undo();
+    throw e;
+  });
   const ids = new IdGenerator(nodeId, now);
   if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
     log.info("first admin created", { account: config.adminAccount });
@@ -94,7 +102,17 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
     loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
+    bus: cluster.bus,
+    presence: cluster.presence,
+    lifecycle: cluster,
   };
+  // TODO(delivery): the delivery engine's bus handler goes here (deliver → local sessions, kick, ack → cancel retry).
+  await cluster.bus
+    .start((entry, from) => log.debug("bus entry dropped: no delivery engine yet", { kind: entry.kind, from }))
+    .catch(async (e: unknown) => {
+      await undo();
+      throw e;
+    });
 
   // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
   let delivery: Delivery | undefined;
@@ -137,9 +155,14 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     hostname: config.host,
     port: config.port,
     maxRequestBodySize: config.wsMaxPayload,
+    // Several worker processes share the port (src/cluster/workers.ts).
+    reusePort: config.workers > 1,
     async fetch(req, srv) {
       const url = new URL(req.url);
-      if (url.pathname === "/ws") return ws.upgrade(req, srv);
+      if (url.pathname === "/ws") {
+        if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+        return ws.upgrade(req, srv);
+      }
       return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
     },
     websocket: ws.websocket,
@@ -159,13 +182,16 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     async stop() {
       if (stopped) return;
       stopped = true;
-      ws.closeAll(1001, "server shutting down");
+      // Shutdown order (docs/cluster.md): not ready → grace → close sockets → flush, presence → stop.
+      cluster.startDraining();
+      if (config.shutdownGraceMs > 0) await Bun.sleep(config.shutdownGraceMs);
+      ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // TODO(transport): closeAll must also run the engine's onClose per session
+      await cluster.drain();
       await server.stop(true);
       await delivery.stop();
-      if (renew) clearInterval(renew);
       clearInterval(sweeper);
       await sweeping;
-      await lease?.release().catch(() => {});
+      await cluster.close();
       if (closeStore) await store.close();
     },
   };

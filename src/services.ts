@@ -1,3 +1,6 @@
+import type { Bus } from "./bus/bus.ts";
+import type { Lifecycle } from "./cluster/lifecycle.ts";
+import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
 import type { Accounts } from "./domain/auth/accounts.ts";
 import type { LoginRsa } from "./domain/auth/login-rsa.ts";
@@ -25,6 +28,12 @@ export interface Services {
   /** Present when IBIS_LOGIN_RSA is on: the key published in init and used to unwrap login passwords. */
   readonly loginRsa: LoginRsa | undefined;
   readonly now: () => number;
-  /** The delivery engine and notifier, when the node was started with its ports (src/node.ts). */
+  /** Cross-node entries (docs/cluster.md); in process when REDIS_URL is unset. */
+  readonly bus: Bus;
+  /** Which node holds each connected device. */
+  readonly presence: Presence;
+  /** `draining` (refuse new /ws handshakes) and readiness. */
+  readonly lifecycle: Lifecycle;
+  /** The delivery engine and notifier (src/node.ts always sets it; optional for narrow test harnesses). */
   readonly delivery?: Delivery;
 }

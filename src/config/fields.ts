@@ -67,7 +67,28 @@ export const fields = {
     z.coerce.number().int().min(0).max(1023).optional(),
     "Node id (0–1023) inside generated ids. Unset: leased at start from Redis or the database.",
   ),
-  workers: def("IBIS_WORKERS", int(1, 1, 64), "Processes sharing the port (reusePort); more than 1 needs REDIS_URL."),
+  workers: def(
+    "IBIS_WORKERS",
+    int(1, 1, 64),
+    "Processes sharing the port (reusePort); more than 1 needs REDIS_URL and PostgreSQL. `bun run start --workers N` sets it too.",
+  ),
+  redisPrefix: def("IBIS_REDIS_PREFIX", z.string().default("ibis:"), "Prefix of every Redis key and stream (docs/cluster.md)."),
+  presenceTtlMs: def(
+    "IBIS_PRESENCE_TTL_MS",
+    int(30_000, 3_000),
+    "Lifetime of a node's presence entries without a heartbeat (beats every third of it); a dead node stops being routed to after this.",
+  ),
+  busMaxLen: def(
+    "IBIS_BUS_MAXLEN",
+    int(20_000, 100),
+    "Cap on a node's inbox stream (XADD MAXLEN ~): the backlog kept for a node that is down. A live node trims what it has consumed.",
+  ),
+  busBuffer: def("IBIS_BUS_BUFFER", int(100_000, 100), "Outgoing bus entries kept in memory while Redis is down; the oldest are dropped beyond it."),
+  shutdownGraceMs: def(
+    "IBIS_SHUTDOWN_GRACE_MS",
+    int(0, 0, 120_000),
+    "On SIGTERM, time /readyz answers 503 (and new /ws handshakes are refused) before sockets are closed; give your load balancer its probe interval.",
+  ),
   logLevel: def("IBIS_LOG_LEVEL", z.enum(["debug", "info", "warn", "error", "silent"]).default("info"), "Log threshold."),
 
   tokenSecret: def(

@@ -6,12 +6,14 @@
 export const CloseCode = {
   /** Client or server ended the session normally. */
   Normal: 1000,
-  /** Server shutting down or restarting: reconnect. */
+  /** Endpoint going away (e.g. a test server stopped without draining): reconnect. */
   GoingAway: 1001,
   /** A WebSocket message above IBIS_WS_MAX_PAYLOAD (Bun closes; frame limit is answered with ERROR instead). */
   TooBig: 1009,
   /** Unexpected server error: reconnect. */
   InternalError: 1011,
+  /** The node is shutting down or restarting (SIGTERM drain): reconnect with back-off, another node takes it. */
+  ServiceRestart: 1012,
   /** The socket's send queue passed IBIS_WS_BACKPRESSURE_LIMIT; missed messages wait for the offline pull. */
   SlowConsumer: 4004,
   /** The access token expired and no fresh one came within the refresh window: refresh, then reconnect. */

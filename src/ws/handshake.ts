@@ -52,6 +52,8 @@ export async function authenticate(
   tokens: TokenService,
   throttles: HandshakeThrottles,
   now: number,
+  /** Whether the account still exists (a deleted account's unexpired token is refused, as on REST). */
+  isActive: (userId: bigint) => Promise<boolean>,
 ): Promise<HandshakeResult> {
   if (!throttles.off && !throttles.perIp.hit(ip, now)) {
     return refuse(429, "rate_limited", "too many handshakes from this address");
@@ -71,5 +73,6 @@ export async function authenticate(
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
   const { userId, deviceId: claimed, expiresAt } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
+  if (!(await isActive(userId))) return refuse(401, "unauthorized", "account does not exist");
   return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt } };
 }

@@ -130,7 +130,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, url, ip, tokens, throttles, now());
+        auth = await authenticate(req, url, ip, tokens, throttles, now(), (id) => services.accounts.isActive(id));
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");

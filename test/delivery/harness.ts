@@ -122,6 +122,9 @@ export function testServices(store: Store, clock: FakeClock, overrides: Partial<
     accounts: undefined as never,
     loginRsa: undefined,
     now: clock.now,
+    bus: undefined as never,
+    presence: undefined as never,
+    lifecycle: undefined as never,
   };
 }
 

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { eq } from "drizzle-orm";
 import { IbisConnection } from "../../src/client/index.ts";
+import { users } from "../../src/db/schema/index.ts";
 import { CloseCode } from "../../src/ws/index.ts";
 import { api, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
@@ -46,6 +48,11 @@ for (const kind of storeKinds()) {
       const res = await api(old, "GET", "/ws", { headers: { ...UPGRADE, authorization: `Bearer ${u.token}`, "x-device-id": "d1" } });
       await old.stop();
       expectRefusal(res, 401, /token expired/);
+    });
+    test("a deleted account's unexpired token → 401", async () => {
+      const gone = await createUser(node, "gone-phone");
+      await node.services.store.db.update(users).set({ deletedAt: Date.now() }).where(eq(users.id, gone.userId));
+      expectRefusal(await ws({ authorization: `Bearer ${gone.token}`, "x-device-id": "gone-phone" }), 401, /account does not exist/);
     });
     test("device id must match the token's device claim", async () => {
       expectRefusal(await ws({ authorization: `Bearer ${alice.token}`, "x-device-id": "someone-else" }), 401, /does not match/);

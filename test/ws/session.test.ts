@@ -99,9 +99,9 @@ describe("text, svc-json and svc-protobuf connections [pglite]", () => {
     const p2 = (await v2.next((e) => e.kind === "ping")) as { seq: number };
     expect(p2.seq).toBe((p1.seq + 1) & 0xffff);
     expect(json.pending.filter((e) => e.kind !== "open")).toEqual([]);
-    await hb.stop(); // shutdown closes every socket with 1001
-    expect((await v2.closed).code).toBe(CloseCode.GoingAway);
-    expect((await json.closed).code).toBe(CloseCode.GoingAway);
+    await hb.stop(); // shutdown closes every socket with 1012, "reconnect"
+    expect((await v2.closed).code).toBe(CloseCode.ServiceRestart);
+    expect((await json.closed).code).toBe(CloseCode.ServiceRestart);
   });
 });
 

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Services } from "../../services.ts";
 import { envelope, json } from "../envelope.ts";
 
-/** GET /health: 200 when the store answers, 503 when it does not (shape: docs/http.md). */
+/** GET /health: 200 when the store answers, 503 when it does not (shape: docs/http.md). GET /readyz: readiness. */
 export function healthRoutes(services: Services): Hono {
   const app = new Hono();
   app.get("/health", async (c) => {
@@ -11,6 +11,12 @@ export function healthRoutes(services: Services): Hono {
     return database
       ? json(c, envelope(0, "success.", payload))
       : json(c, envelope(503, "database unavailable", payload), 503);
+  });
+  // Readiness for load balancers (docs/cluster.md): 503 while draining or while Redis is configured but unreachable.
+  app.get("/readyz", (c) => {
+    const reason = services.lifecycle.notReady();
+    const payload = { status: reason ? "not_ready" : "ready", reason: reason ?? "", node_id: services.nodeId };
+    return reason ? json(c, envelope(503, reason, payload), 503) : json(c, envelope(0, "success.", payload));
   });
   return app;
 }

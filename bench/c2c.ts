@@ -1,0 +1,131 @@
+/**
+ * c2c: durable C2C between pairs of connections. Phase 1 finds each server's
+ * max rate (closed loop, alternating rounds); phase 2 offers 25/50/100 % of
+ * that server's own max in an open loop and records latency p50…p99.9 from
+ * the scheduled send time. Baseline: a bare Bun relay of the same pattern
+ * (send → SERVER_ACK + delivery → CLIENT_ACK → confirm, bytes only).
+ * Ibis: embedded (in-memory PGlite) and PostgreSQL.
+ *
+ * With --workers N > 1 the Ibis nodes run clustered (IBIS_WORKERS=N over Redis
+ * Streams); CPU and RSS then count the whole process tree.
+ *
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
+ */
+import { num, nums } from "./lib/args.ts";
+import { ibisSides } from "./lib/ibis.ts";
+import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
+import { runClients } from "./lib/proc.ts";
+import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
+import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
+import { round } from "./lib/stats.ts";
+
+const c = common();
+const a = c.args;
+const P = {
+  pairs: num(a, "pairs", c.smoke ? 4 : 50),
+  window: num(a, "window", 4),
+  size: num(a, "size", 64),
+  ...timing(c),
+  clients: num(a, "clients", 1),
+  workers: num(a, "workers", 1),
+  loads: nums(a, "loads", c.smoke ? [50, 100] : [25, 50, 100]),
+  rounds: c.rounds,
+};
+
+type Target = ProtoTarget;
+
+/** One round: `clients` processes, each with its own slice of pairs; rate 0 = closed loop. */
+const c2cRound = (t: Target, rate: number) =>
+  measure([t.server.pid], () =>
+    Promise.all(
+      Array.from({ length: P.clients }, (_, index) =>
+        runClients<ClientResult>(
+          "bench/load/c2c.ts",
+          1,
+          {
+            base: t.server.ws,
+            proto: t.proto,
+            pairs: P.pairs,
+            pairOffset: index * P.pairs,
+            window: P.window,
+            rate: rate / P.clients,
+            size: P.size,
+            durationMs: P.durationMs,
+            warmupMs: P.warmupMs,
+            maxMessages: 0,
+          },
+          P.durationMs + P.warmupMs + 30_000,
+        ),
+      ),
+    ).then((x) => x.flat()),
+  );
+
+await scenarioMain(async (cleanup) => {
+  const relay = cleanup.add(await baseline("bun-relay", "c2c-relay.ts"));
+  const targets: Target[] = [{ name: "bun-relay", kind: "baseline", server: relay, proto: "raw" }];
+  // ---- Ibis side: needs bench/load/proto/ibis-c2c.ts and friend pairs from bench/lib/ibis.ts.
+  const cluster: Record<string, string> = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
+  for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
+    targets.push({ name: h.name, kind: "ibis", server: cleanup.add(h).server, proto: "ibis" });
+  }
+
+  console.error(`max rate: ${P.pairs} pairs × window ${P.window}, ${P.rounds} rounds of ${P.durationMs} ms`);
+  const max = await alternate<Round>(
+    targets.map((t) => ({ name: t.name, kind: t.kind, run: () => c2cRound(t, 0) })),
+    P.rounds,
+    c.notes,
+  );
+  const rr = ratios(max, "bun-relay", (r) => r.rate);
+  const live = targets.filter((t) => max[t.name]);
+
+  // Latency under load: each server at a share of its own max, servers alternating per level.
+  const byLoad: Record<string, { load_pct: number; offered: number; round: Round }[]> = {};
+  for (const pct of P.loads) {
+    const subjects: Subject<Round>[] = live.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      run: () => c2cRound(t, Math.max(1, Math.round((rr[t.name]!.median * pct) / 100))),
+    }));
+    console.error(`open loop at ${pct} % of each server's max`);
+    const r = await alternate(subjects, 1, c.notes);
+    for (const t of live.filter((t) => r[t.name])) {
+      (byLoad[t.name] ??= []).push({ load_pct: pct, offered: Math.round((rr[t.name]!.median * pct) / 100), round: r[t.name]![0]! });
+    }
+  }
+
+  finish("c2c", c, {
+    params: P,
+    raw: { max, by_load: byLoad },
+    ratios: { messages_per_s: rr },
+    tables: [
+      {
+        title: `max C2C messages/s, closed loop (${P.pairs} pairs, window ${P.window}, ${P.size} B; median of ${P.rounds} alternating rounds)`,
+        columns: ["server", "messages/s", "× bun-relay", ...LATENCY_COLUMNS],
+        rows: live.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
+      },
+      {
+        title: "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM)",
+        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS],
+        rows: live.flatMap((t) => (byLoad[t.name] ?? []).map((x) => [t.name, x.load_pct, x.offered, round(x.round.rate), ...latencyCells(x.round)])),
+      },
+    ],
+    charts: [
+      {
+        id: "c2c-throughput",
+        title: "C2C completed messages/s vs offered load",
+        kind: "line",
+        x_label: "offered messages/s",
+        y_label: "completed messages/s",
+        series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.rate)]) })),
+      },
+      {
+        id: "c2c-p99",
+        title: "C2C p99 latency vs offered load",
+        kind: "line",
+        x_label: "offered messages/s",
+        y_label: "p99 ms (send → confirm)",
+        series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.latency.p99_us / 1000, 2)]) })),
+      },
+    ],
+  });
+});

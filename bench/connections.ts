@@ -1,0 +1,123 @@
+/**
+ * connections: open K WebSocket connections (raw TCP, sources spread over
+ * 127.0.0.0/8, split over processes under the open-file limit): handshakes/s
+ * and server RSS per idle connection (after a full GC where the server allows
+ * one), vs a raw Bun holder. Ibis: authenticated svc.v2 connections.
+ *
+ *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--smoke]
+ */
+import { num } from "./lib/args.ts";
+import { ConnFleet } from "./lib/conns.ts";
+import { ibisSides } from "./lib/ibis.ts";
+import { startServer } from "./lib/proc.ts";
+import { cpuMeter, rssKb } from "./lib/procstat.ts";
+import { alternate, medianRound, ratios } from "./lib/rounds.ts";
+import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
+import { round, sum } from "./lib/stats.ts";
+
+const c = common(2);
+const a = c.args;
+const P = {
+  count: num(a, "count", c.smoke ? 200 : 10_000),
+  concurrency: num(a, "concurrency", 128),
+  serverProcs: num(a, "server-procs", 1),
+  rounds: c.rounds,
+};
+
+interface ConnRound {
+  opened: number;
+  failed: number;
+  handshakes_per_s: number;
+  rss_before_kb: number;
+  rss_after_kb: number;
+  kb_per_conn: number;
+  gc: boolean;
+  closed_early: number;
+  server_cpu_pct: number;
+  client_cpu_pct: number;
+}
+
+interface Target {
+  name: string;
+  kind: "baseline" | "ibis";
+  pids: number[];
+  port: number;
+  path: string;
+  headers?: Record<string, string>[];
+  /** Full GC in every server process, when the server supports it. */
+  gc?: () => Promise<void>;
+}
+
+async function connRound(t: Target): Promise<ConnRound> {
+  await t.gc?.();
+  const before = sum(t.pids.map(rssKb));
+  const meters = t.pids.map(cpuMeter);
+  const fleet = new ConnFleet({ host: "127.0.0.1", port: t.port, path: t.path, count: P.count, concurrency: P.concurrency, pending: 0, holdMs: 60_000, headers: t.headers });
+  const open = await fleet.phase("open");
+  const serverCpu = sum(meters.map((m) => m().cpu_pct));
+  await Bun.sleep(200); // let the server finish its side of the last handshakes
+  await t.gc?.();
+  const after = sum(t.pids.map(rssKb));
+  const results = await fleet.close();
+  await Bun.sleep(300); // closes reach the server before the next round
+  return {
+    opened: open.opened,
+    failed: open.failed,
+    handshakes_per_s: round(open.opened / (open.ms / 1000)),
+    rss_before_kb: before,
+    rss_after_kb: after,
+    kb_per_conn: open.opened ? round((after - before) / open.opened, 2) : 0,
+    gc: Boolean(t.gc),
+    closed_early: sum(results.map((r) => Number(r.closed_early ?? 0))),
+    server_cpu_pct: round(serverCpu, 1),
+    client_cpu_pct: round(sum(results.map((r) => Number(r.client_cpu_pct ?? 0))), 1),
+  };
+}
+
+await scenarioMain(async (cleanup) => {
+  const first = cleanup.add(await baseline("bun-hold", "hold.ts"));
+  const pids = [first.pid];
+  for (let i = 1; i < P.serverProcs; i++) {
+    pids.push(cleanup.add(await startServer({ name: `bun-hold-${i}`, cmd: ["bun", "bench/baselines/hold.ts"], env: { PORT: String(first.port) } })).pid);
+  }
+  const gcAll = async () => {
+    for (const pid of pids) process.kill(pid, "SIGUSR1");
+    await Bun.sleep(300);
+  };
+  const targets: Target[] = [{ name: "bun-hold", kind: "baseline", pids, port: first.port, path: "/", gc: gcAll }];
+  // ---- Ibis side: authenticated svc.v2 handshakes. RSS is read without a forced GC (Ibis has no
+  // GC hook); with IBIS_WORKERS > 1 the worker pids must be added here.
+  for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
+    cleanup.add(h);
+    const headers = await Promise.all(
+      Array.from({ length: P.count }, async (_, i) => ({ ...(await h.headers(BigInt(10_000 + i), `conn-${i}`)), "Sec-WebSocket-Protocol": "svc.v2" })),
+    );
+    targets.push({ name: h.name, kind: "ibis", pids: [h.server.pid], port: h.server.port, path: "/ws", headers });
+  }
+
+  console.error(`${P.count} connections per round, ${P.rounds} rounds`);
+  const rounds = await alternate<ConnRound>(
+    targets.map((t) => ({ name: t.name, kind: t.kind, run: () => connRound(t) })),
+    P.rounds,
+    c.notes,
+  );
+  const hs = ratios(rounds, "bun-hold", (r) => r.handshakes_per_s);
+  const mem = ratios(rounds, "bun-hold", (r) => r.kb_per_conn);
+  finish("connections", c, {
+    params: P,
+    raw: rounds,
+    ratios: { handshakes_per_s: hs, kb_per_conn: mem },
+    tables: [
+      {
+        title: `${P.count} idle connections (raw TCP clients over 127.77+.x.y; median of ${P.rounds} alternating rounds)`,
+        columns: ["server", "opened", "failed", "handshakes/s", "× bun-hold", "KB per conn", "× bun-hold (lower is better)", "RSS after MB", "after GC", "server CPU % (opening)", "client CPU %"],
+        rows: targets
+          .filter((t) => rounds[t.name])
+          .map((t) => {
+            const m = medianRound(rounds[t.name]!, (r) => r.handshakes_per_s);
+            return [t.name, m.opened, m.failed, hs[t.name]!.median, hs[t.name]!.ratio, mem[t.name]!.median, mem[t.name]!.ratio, round(m.rss_after_kb / 1024, 1), m.gc ? "yes" : "no", m.server_cpu_pct, m.client_cpu_pct];
+          }),
+      },
+    ],
+  });
+});

@@ -1,0 +1,85 @@
+import { readdirSync, readFileSync } from "node:fs";
+
+/** Linux clock ticks per second (USER_HZ); 100 on every mainstream kernel. */
+const HZ = 100;
+
+/** `pid` and all its descendants (an Ibis node with IBIS_WORKERS > 1 forks its workers). */
+export function tree(pid: number): number[] {
+  const out = [pid];
+  for (let i = 0; i < out.length; i++) {
+    try {
+      for (const tid of readdirSync(`/proc/${out[i]}/task`)) {
+        const kids = readFileSync(`/proc/${out[i]}/task/${tid}/children`, "utf8").trim();
+        if (kids) out.push(...kids.split(" ").map(Number));
+      }
+    } catch {
+      // gone, or a kernel without /proc/<pid>/task/<tid>/children: count what we have
+    }
+  }
+  return out;
+}
+
+/** utime + stime of a process tree, in ms, from /proc/<pid>/stat (0 when gone). */
+export function cpuMs(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + cpuMsOne(p), 0);
+}
+
+function cpuMsOne(pid: number): number {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // The command name may hold spaces and parentheses: split after the last ')'.
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return ((Number(f[11]) + Number(f[12])) * 1000) / HZ; // fields 14 and 15 of stat
+  } catch {
+    return 0;
+  }
+}
+
+/** VmRSS of a process tree, in KiB, from /proc/<pid>/status (0 when gone). */
+export function rssKb(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + rssKbOne(p), 0);
+}
+
+function rssKbOne(pid: number): number {
+  try {
+    const m = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : 0;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU % (100 = one full core) of `pid` between start() and the returned stop(). */
+export function cpuMeter(pid: number): () => { cpu_pct: number; wall_ms: number } {
+  const c0 = cpuMs(pid);
+  const t0 = performance.now();
+  return () => {
+    const wall = performance.now() - t0;
+    return { cpu_pct: Math.round(((cpuMs(pid) - c0) / wall) * 1000) / 10, wall_ms: Math.round(wall) };
+  };
+}
+
+export interface Sample {
+  t_ms: number;
+  cpu_pct: number;
+  rss_kb: number;
+}
+
+/** Samples CPU % and RSS of `pid` every `everyMs` until stopped. */
+export function sampler(pid: number, everyMs: number): () => Sample[] {
+  const out: Sample[] = [];
+  const t0 = performance.now();
+  let lastT = t0;
+  let lastC = cpuMs(pid);
+  const timer = setInterval(() => {
+    const t = performance.now();
+    const c = cpuMs(pid);
+    out.push({ t_ms: Math.round(t - t0), cpu_pct: Math.round(((c - lastC) / (t - lastT)) * 1000) / 10, rss_kb: rssKb(pid) });
+    lastT = t;
+    lastC = c;
+  }, everyMs);
+  return () => {
+    clearInterval(timer);
+    return out;
+  };
+}

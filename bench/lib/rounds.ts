@@ -1,0 +1,83 @@
+import { median, round } from "./stats.ts";
+
+/**
+ * One thing measured in rounds: a started server plus how to load it once.
+ * The baseline comes first; Ibis and peers follow, all already started, so
+ * every round sees the same processes (only the machine's mood changes).
+ */
+export interface Subject<R> {
+  readonly name: string;
+  readonly kind: "baseline" | "peer" | "ibis";
+  run(round: number): Promise<R>;
+}
+
+/**
+ * Runs subjects in alternation (baseline, Ibis, baseline, Ibis, …) for `rounds`
+ * rounds. A slow episode of a shared box then hits both sides of a round,
+ * instead of making one side look slow.
+ */
+export async function alternate<R>(
+  subjects: readonly Subject<R>[],
+  rounds: number,
+  notes: string[] = [],
+): Promise<Record<string, R[]>> {
+  const out: Record<string, R[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
+  const live = new Set(subjects.map((s) => s.name));
+  for (let r = 0; r < rounds; r++) {
+    for (const s of subjects) {
+      if (!live.has(s.name)) continue;
+      try {
+        const res = await s.run(r);
+        out[s.name]!.push(res);
+        console.error(`  round ${r + 1}/${rounds} ${s.name}: ${brief(res)}`);
+      } catch (e) {
+        // A failing baseline is a broken bench; a failing Ibis side is a finding: note it, keep going.
+        if (s.kind === "baseline") throw e;
+        const msg = `${s.name} failed in round ${r + 1}: ${(e as Error).message.split("\n").slice(0, 3).join(" / ")}`;
+        console.error(`NOTE: ${msg}`);
+        notes.push(msg);
+        live.delete(s.name);
+        delete out[s.name];
+      }
+    }
+  }
+  return out;
+}
+
+function brief(r: unknown): string {
+  if (r && typeof r === "object" && "rate" in r) return `${round(Number((r as { rate: number }).rate))}/s`;
+  return JSON.stringify(r).slice(0, 120);
+}
+
+export interface Ratio {
+  /** Median over rounds of the subject's metric. */
+  median: number;
+  /** median(subject) / median(baseline). */
+  ratio_of_medians: number;
+  /** Median over rounds of subject/baseline within the same round (robust to drift). */
+  ratio: number;
+  per_round: number[];
+}
+
+/** Ratios of every subject to `baseline` for one metric (higher or lower is better as the caller reads it). */
+export function ratios<R>(byName: Record<string, R[]>, baseline: string, metric: (r: R) => number): Record<string, Ratio> {
+  const base = byName[baseline]!.map(metric);
+  const out: Record<string, Ratio> = {};
+  for (const [name, rs] of Object.entries(byName)) {
+    const vals = rs.map(metric);
+    const per = vals.map((v, i) => (base[i] ? round(v / base[i]!, 3) : 0));
+    out[name] = {
+      median: round(median(vals), 1),
+      ratio_of_medians: median(base) ? round(median(vals) / median(base), 3) : 0,
+      ratio: round(median(per), 3),
+      per_round: per,
+    };
+  }
+  return out;
+}
+
+/** The round whose metric is the median one (the round reported in tables). */
+export function medianRound<R>(rs: readonly R[], metric: (r: R) => number): R {
+  const sorted = [...rs].sort((a, b) => metric(a) - metric(b));
+  return sorted[(sorted.length - 1) >> 1]!;
+}

@@ -1,0 +1,110 @@
+/**
+ * limit: the 16 MiB frame limit end to end. Raw side: 16 MiB + 9-byte
+ * (svc.v2 header + a full 16 MiB payload) binary frames round-trip through a
+ * bare Bun echo and a Node `ws` echo: MB/s. Ibis side (once /ws is served):
+ * a frame declaring 16 MiB + 1 must be answered with ERROR frame_too_large
+ * and a ping on the same connection must still get its pong.
+ *
+ *   bun run bench:limit [--count 8] [--mib 16] [--smoke]
+ */
+import { num } from "./lib/args.ts";
+import { ibisSides, type IbisHandle } from "./lib/ibis.ts";
+import { measure, type ClientResult, type Round } from "./lib/measure.ts";
+import { runClients, type RunningServer } from "./lib/proc.ts";
+import { alternate, medianRound, ratios } from "./lib/rounds.ts";
+import { baseline, common, finish, nodePeer, scenarioMain } from "./lib/scenario.ts";
+import { round } from "./lib/stats.ts";
+import { frame, getSeq, HEADER, pingFrame, setSeq, T } from "./lib/wire.ts";
+
+const c = common();
+const a = c.args;
+const MiB = 1024 * 1024;
+const P = {
+  mib: num(a, "mib", 16),
+  count: num(a, "count", c.smoke ? 2 : 8),
+  durationMs: num(a, "duration", c.smoke ? 5000 : 20000),
+  rounds: c.rounds,
+};
+const FRAME = P.mib * MiB + HEADER;
+
+/** Ibis: 16 MiB + 1 declared → ERROR frame_too_large, then ping → pong on the same socket. */
+async function frameLimitCheck(h: IbisHandle): Promise<{ ok: boolean; detail: string }> {
+  const ws = new WebSocket(`${h.server.ws}/ws`, { protocols: ["svc.v2"], headers: await h.headers(900n, "limit-0") } as object);
+  ws.binaryType = "nodebuffer";
+  const replies: Uint8Array[] = [];
+  const next = () =>
+    new Promise<Uint8Array>((resolve, reject) => {
+      const t = setTimeout(() => reject(new Error("no reply in 5 s")), 5000);
+      ws.addEventListener("message", (e) => (clearTimeout(t), resolve(e.data as Uint8Array)), { once: true });
+    });
+  try {
+    await new Promise((r, j) => ((ws.onopen = r), (ws.onerror = () => j(new Error("open failed")))));
+    ws.send(frame(T.C2C, 0, 16, 16 * MiB + 1)); // declares one byte over the limit
+    const err = await next();
+    replies.push(err);
+    const reason = new TextDecoder().decode(err.subarray(HEADER));
+    const ping = pingFrame();
+    setSeq(ping, 4242);
+    ws.send(ping);
+    const pong = await next();
+    const ok = err[4] === T.ERROR && reason === "frame_too_large" && pong[4] === T.PONG && getSeq(pong) === 4242;
+    return { ok, detail: `error type ${err[4]} "${reason}", then type ${pong[4]} seq ${getSeq(pong)}` };
+  } catch (e) {
+    return { ok: false, detail: (e as Error).message };
+  } finally {
+    ws.close();
+  }
+}
+
+await scenarioMain(async (cleanup) => {
+  const bun = cleanup.add(await baseline("bun-echo", "echo.ts"));
+  const node = await nodePeer(c, cleanup);
+  const targets: { name: string; kind: "baseline" | "peer"; server: RunningServer }[] = [{ name: "bun-echo", kind: "baseline", server: bun }];
+  if (node) targets.push({ name: "node-ws-echo", kind: "peer", server: node });
+  // ---- Ibis side: the limit check runs as soon as /ws is served; the MB/s side needs a
+  // large-frame echo path (a 16 MiB C2C to oneself) plugged in here.
+  const checks: Record<string, { ok: boolean; detail: string }> = {};
+  for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
+    cleanup.add(h);
+    checks[h.name] = await frameLimitCheck(h);
+  }
+
+  console.error(`${P.count} frames of ${FRAME} B per round, ${P.rounds} rounds`);
+  const rounds = await alternate<Round>(
+    targets.map((t) => ({
+      name: t.name,
+      kind: t.kind,
+      run: () =>
+        measure([t.server.pid], () =>
+          runClients<ClientResult>(
+            "bench/load/echo.ts",
+            1,
+            { url: t.server.ws, conns: 1, window: 1, mode: "binary", size: FRAME, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count },
+            P.durationMs + 30_000,
+          ),
+        ),
+    })),
+    P.rounds,
+    c.notes,
+  );
+  const mbps = (r: Round) => Number(r.clients[0]?.mb_per_s ?? 0);
+  const rr = ratios(rounds, "bun-echo", mbps);
+  finish("limit", c, {
+    params: { ...P, frame_bytes: FRAME },
+    raw: { rounds, checks },
+    ratios: { mb_per_s: rr },
+    tables: [
+      {
+        title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
+        columns: ["server", "MB/s (echoed)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %"],
+        rows: targets.filter((t) => rounds[t.name]).map((t) => {
+          const m = medianRound(rounds[t.name]!, mbps);
+          return [t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct, round(m.server_rss_kb / 1024, 1), m.client_cpu_pct];
+        }),
+      },
+      ...(Object.keys(checks).length
+        ? [{ title: "16 MiB + 1 declared", columns: ["server", "ERROR frame_too_large and still serving", "detail"], rows: Object.entries(checks).map(([n, x]) => [n, x.ok ? "yes" : "NO", x.detail]) }]
+        : []),
+    ],
+  });
+});

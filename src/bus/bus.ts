@@ -1,0 +1,97 @@
+/**
+ * The cluster bus: what crosses from one Ibis node to another. Each node has
+ * one inbox; `send(to, entry)` puts an entry in node `to`'s inbox and the
+ * handler given to `start` receives the entries addressed to this node.
+ *
+ * Delivery is at least once (a Redis failure mid-pipeline can repeat an
+ * entry); every entry kind is idempotent on the receiving side (the same
+ * message pushed twice carries the same id, a repeated kick or ack is a no-op).
+ * Implementations: memory.ts (one process) and redis-streams.ts (REDIS_URL).
+ */
+import type { ChatType } from "../delivery/ports.ts";
+
+/** One recipient on the target node: every local session of `userId`, or only `deviceId`'s. */
+export interface BusTarget {
+  readonly userId: bigint;
+  readonly deviceId?: string;
+}
+
+/**
+ * Push one already encoded message (src/bus/message.ts `encodeBusMessage`,
+ * encoded once per message, not per node) to the targets' sessions on the
+ * receiving node. One entry per target node per message, never per device.
+ */
+export interface DeliverEntry {
+  readonly kind: "deliver";
+  readonly targets: readonly BusTarget[];
+  readonly message: Uint8Array;
+}
+
+/**
+ * Close a device's sessions on the receiving node after telling it `action`
+ * (takeover: logged_another_device; device_force_offline). Only sessions
+ * opened before `at` (ms) are closed, so a kick that arrives late never
+ * closes the connection that caused it.
+ */
+export interface KickEntry {
+  readonly kind: "kick";
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly action: string;
+  readonly at: number;
+}
+
+/**
+ * A CLIENT_ACK that landed on another node, forwarded to the node that owns
+ * the message's retry timer (the node in the message id's TSID, see
+ * `originNode`), which cancels it. Marks are written by the acking node.
+ */
+export interface AckEntry {
+  readonly kind: "ack";
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly msgId: string;
+  readonly type: ChatType;
+}
+
+export type BusEntry = DeliverEntry | KickEntry | AckEntry;
+
+/** Receives the entries addressed to this node; `from` is the sending node. XACK waits for its promise. */
+export type BusHandler = (entry: BusEntry, from: number) => void | Promise<void>;
+
+export interface Bus {
+  readonly nodeId: number;
+  /**
+   * Queues `entry` for node `to` and returns at once. Entries for this node
+   * are handed to the local handler in a microtask, never through Redis;
+   * others leave in one pipelined batch per event-loop tick. While Redis is
+   * down they are buffered (bounded) and sent when it returns.
+   */
+  send(to: number, entry: BusEntry): void;
+  /** Starts consuming this node's inbox (reclaiming entries left pending by a previous process first). */
+  start(handler: BusHandler): Promise<void>;
+  /** Resolves when everything queued so far has left (or is buffered because Redis is down). */
+  flush(): Promise<void>;
+  /** False while the shared transport (Redis) is unreachable; always true in memory. */
+  ready(): boolean;
+  /** Flushes, stops consuming, releases connections it owns. */
+  close(): Promise<void>;
+}
+
+const NODE_SHIFT = 12n;
+const NODE_MASK = 1023n;
+
+/**
+ * The node that minted a message id, i.e. the node that stored the message
+ * and owns its retry timer. Takes the full `<TYPE>.<tsid>.<ms>.<random>` id or
+ * the bare decimal tsid of a svc.v2 frame ACK.
+ */
+export function originNode(msgId: string): number | undefined {
+  const dot = msgId.indexOf(".");
+  const end = dot < 0 ? -1 : msgId.indexOf(".", dot + 1);
+  const tsid = dot < 0 ? msgId : msgId.slice(dot + 1, end < 0 ? undefined : end);
+  if (!/^[0-9]{1,20}$/.test(tsid)) return undefined;
+  const v = BigInt(tsid);
+  if (v >= 1n << 63n) return undefined;
+  return Number((v >> NODE_SHIFT) & NODE_MASK);
+}

@@ -1,0 +1,68 @@
+/**
+ * A bus entry as the field/value list of one stream entry (XADD). Values that
+ * carry bytes stay bytes (`m`: the message); everything else is short ASCII.
+ *   k  kind: d (deliver), k (kick), a (ack)      f  sending node id
+ *   deliver: t targets (JSON [[user, device?]…], ids as strings), m message bytes
+ *   kick:    u user, d device, a action, at ms
+ *   ack:     u user, d device, i message id, y chat type
+ */
+import type { ChatType } from "../delivery/ports.ts";
+import type { BusEntry, BusTarget } from "./bus.ts";
+
+export type FieldValue = string | Buffer;
+
+const asBuffer = (u8: Uint8Array): Buffer =>
+  Buffer.isBuffer(u8) ? u8 : Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+
+export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
+  const f = String(from);
+  switch (entry.kind) {
+    case "deliver": {
+      const t = JSON.stringify(
+        entry.targets.map((x) => (x.deviceId === undefined ? [x.userId.toString()] : [x.userId.toString(), x.deviceId])),
+      );
+      return ["k", "d", "f", f, "t", t, "m", asBuffer(entry.message)];
+    }
+    case "kick":
+      return ["k", "k", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "a", entry.action, "at", String(entry.at)];
+    case "ack":
+      return ["k", "a", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "i", entry.msgId, "y", entry.type];
+  }
+}
+
+/** Reads the flat [field, value, …] list of a stream entry; undefined when it is not a bus entry. */
+export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from: number } | undefined {
+  const get = new Map<string, Buffer>();
+  for (let i = 0; i + 1 < fields.length; i += 2) get.set(fields[i]!.toString("latin1"), fields[i + 1]!);
+  const str = (k: string) => get.get(k)?.toString("utf8");
+  const kind = str("k");
+  const from = Number(str("f"));
+  if (!Number.isInteger(from)) return undefined;
+  try {
+    if (kind === "d") {
+      const message = get.get("m");
+      const raw = JSON.parse(str("t") ?? "null") as [string, string?][];
+      if (!message || !Array.isArray(raw)) return undefined;
+      const targets: BusTarget[] = raw.map(([u, d]) => (d === undefined ? { userId: BigInt(u) } : { userId: BigInt(u), deviceId: d }));
+      return { entry: { kind: "deliver", targets, message }, from };
+    }
+    const userId = BigInt(str("u") ?? "x");
+    const deviceId = str("d");
+    if (deviceId === undefined) return undefined;
+    if (kind === "k") {
+      const action = str("a");
+      const at = Number(str("at"));
+      if (!action || !Number.isFinite(at)) return undefined;
+      return { entry: { kind: "kick", userId, deviceId, action, at }, from };
+    }
+    if (kind === "a") {
+      const msgId = str("i");
+      const type = str("y") as ChatType | undefined;
+      if (!msgId || !type) return undefined;
+      return { entry: { kind: "ack", userId, deviceId, msgId, type }, from };
+    }
+  } catch {
+    // BigInt or JSON.parse refused a malformed entry
+  }
+  return undefined;
+}

@@ -1,0 +1,83 @@
+/**
+ * The bytes of an ImMessage on the bus: a one-line JSON header (every field
+ * but the payload; ids as decimal strings) then "\n" then the payload's exact
+ * JSON text. Encoded once per message on the sending node; the receiving node
+ * splits at the newline and keeps the payload text as `payloadJson`, so the
+ * transport writes it verbatim and the payload object is parsed only if some
+ * code reads `payload`.
+ */
+import type { ImMessage } from "../delivery/ports.ts";
+import { parseJson, stringifyJson } from "../protocol/json.ts";
+
+const NEWLINE = 0x0a;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+interface Header {
+  id: string;
+  type: string;
+  from: string | null;
+  to: string;
+  server_ts: number;
+  msg_type?: string;
+  action?: string;
+  created_at?: string | number;
+  e2ee?: ImMessage["e2ee"];
+  in_reply_to?: string;
+}
+
+export function encodeBusMessage(msg: ImMessage): Uint8Array {
+  const header: Header = {
+    id: msg.id,
+    type: msg.type,
+    from: msg.from === null ? null : msg.from.toString(),
+    to: msg.to.toString(),
+    server_ts: msg.server_ts,
+  };
+  if (msg.msg_type !== undefined) header.msg_type = msg.msg_type;
+  if (msg.action !== undefined) header.action = msg.action;
+  if (msg.created_at !== undefined) header.created_at = msg.created_at;
+  if (msg.e2ee !== undefined) header.e2ee = msg.e2ee;
+  if (msg.in_reply_to !== undefined) header.in_reply_to = msg.in_reply_to;
+  // JSON text never holds a raw newline, so the first one ends the header.
+  return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
+}
+
+export function decodeBusMessage(bytes: Uint8Array): ImMessage {
+  const cut = bytes.indexOf(NEWLINE);
+  if (cut < 0) throw new Error("bus message without header");
+  const h = JSON.parse(decoder.decode(bytes.subarray(0, cut))) as Header;
+  const payloadJson = decoder.decode(bytes.subarray(cut + 1));
+  const msg: ImMessage = {
+    id: h.id,
+    type: h.type,
+    from: h.from === null ? null : BigInt(h.from),
+    to: BigInt(h.to),
+    payload: undefined,
+    payloadJson,
+    server_ts: h.server_ts,
+  };
+  let parsed = false;
+  let payload: unknown;
+  Object.defineProperty(msg, "payload", {
+    enumerable: true,
+    get: () => {
+      if (!parsed) {
+        payload = parseJson(payloadJson);
+        parsed = true;
+      }
+      return payload;
+    },
+    set: (v: unknown) => {
+      payload = v;
+      parsed = true;
+      delete msg.payloadJson; // the text no longer describes the payload
+    },
+  });
+  if (h.msg_type !== undefined) msg.msg_type = h.msg_type;
+  if (h.action !== undefined) msg.action = h.action;
+  if (h.created_at !== undefined) msg.created_at = h.created_at;
+  if (h.e2ee !== undefined) msg.e2ee = h.e2ee;
+  if (h.in_reply_to !== undefined) msg.in_reply_to = h.in_reply_to;
+  return msg;
+}

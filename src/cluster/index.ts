@@ -1,0 +1,106 @@
+/**
+ * The cluster side of one node: its node id, bus and presence registry, the
+ * timers that keep the id lease and presence alive, and the shutdown steps.
+ * No REDIS_URL: everything in process (one node). REDIS_URL: Redis Streams
+ * bus, Redis presence and, without IBIS_NODE_ID, a node id leased in Redis.
+ */
+import type Redis from "ioredis";
+import { hostname } from "node:os";
+import type { Config } from "../config/index.ts";
+import type { Store } from "../db/store.ts";
+import type { Logger } from "../log.ts";
+import type { Bus } from "../bus/bus.ts";
+import { MemoryBusHub } from "../bus/memory.ts";
+import { RedisStreamsBus } from "../bus/redis-streams.ts";
+import type { Lifecycle } from "./lifecycle.ts";
+import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./node-lease.ts";
+import { MemoryPresenceHub, type Presence } from "./presence.ts";
+import { RedisPresence } from "./presence-redis.ts";
+import { openRedis } from "./redis.ts";
+import { leaseNodeIdFromRedis } from "./redis-node-lease.ts";
+
+export interface Cluster extends Lifecycle {
+  readonly nodeId: number;
+  readonly bus: Bus;
+  readonly presence: Presence;
+  /** The shared command connection when REDIS_URL is set. */
+  readonly redis: Redis | undefined;
+  /** Shutdown step 1: readiness fails and new handshakes are refused. */
+  startDraining(): void;
+  /** Shutdown step 3 (after the sockets are closed): flush the bus, remove this node's presence. */
+  drain(): Promise<void>;
+  /** Last step: stop timers, close the bus, release the node id, close Redis. */
+  close(): Promise<void>;
+}
+
+export async function openCluster(config: Config, store: Store, log: Logger, now: () => number): Promise<Cluster> {
+  const holder = `${hostname()}:${process.pid}:${crypto.randomUUID()}`;
+  const redis = config.redisUrl ? await openRedis(config.redisUrl, log) : undefined;
+  let lease: NodeLease | undefined;
+  let nodeId = config.nodeId;
+  try {
+    if (nodeId === undefined) {
+      lease = redis ? await leaseNodeIdFromRedis(redis, config.redisPrefix, holder) : await leaseNodeId(store, holder, now);
+      nodeId = lease.nodeId;
+    }
+  } catch (e) {
+    redis?.disconnect();
+    throw e;
+  }
+  const id = nodeId;
+
+  const bus: Bus = redis
+    ? new RedisStreamsBus({ redis, nodeId: id, prefix: config.redisPrefix, maxLen: config.busMaxLen, bufferMax: config.busBuffer, log })
+    : new MemoryBusHub().bus(id, log);
+  const presence: Presence = redis
+    ? new RedisPresence({ redis, nodeId: id, prefix: config.redisPrefix, ttlMs: config.presenceTtlMs })
+    : new MemoryPresenceHub(config.presenceTtlMs, now).node(id);
+  await presence.heartbeat();
+
+  const timers = [
+    setInterval(() => {
+      presence.heartbeat().catch((e: unknown) => log.warn("presence heartbeat failed", { err: e as Error }));
+    }, Math.floor(config.presenceTtlMs / 3)),
+  ];
+  if (lease) {
+    const l = lease;
+    timers.push(
+      setInterval(() => {
+        l.renew().catch((e: unknown) => log.error("node id lease renewal failed", { node_id: id, err: e as Error }));
+      }, LEASE_TTL_MS / 3),
+    );
+  }
+  for (const t of timers) t.unref();
+
+  let draining = false;
+  let closed = false;
+  return {
+    nodeId: id,
+    bus,
+    presence,
+    redis,
+    get draining() {
+      return draining;
+    },
+    notReady() {
+      if (draining) return "draining";
+      if (redis && !bus.ready()) return "redis unreachable";
+      return undefined;
+    },
+    startDraining() {
+      draining = true;
+    },
+    async drain() {
+      await bus.flush();
+      await presence.clear().catch((e: unknown) => log.warn("presence not cleared", { err: e as Error }));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const t of timers) clearInterval(t);
+      await bus.close();
+      await lease?.release().catch(() => {});
+      if (redis) await redis.quit().catch(() => redis.disconnect());
+    },
+  };
+}

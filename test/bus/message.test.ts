@@ -1,0 +1,68 @@
+import { describe, expect, test } from "bun:test";
+import { originNode } from "../../src/bus/bus.ts";
+import { decodeBusMessage, encodeBusMessage } from "../../src/bus/message.ts";
+import type { ImMessage } from "../../src/delivery/ports.ts";
+import { IdGenerator } from "../../src/ids/tsid.ts";
+
+describe("bus message bytes", () => {
+  test("an S2C with empty from, e2ee-free, payload without payloadJson round-trips", () => {
+    const msg: ImMessage = {
+      id: "S2C.1.2.r",
+      type: "S2C",
+      from: null,
+      to: 9_007_199_254_740_993n,
+      payload: { content: "line\nbreak", n: 9_007_199_254_740_993n },
+      action: "logged_another_device",
+      server_ts: 5,
+      in_reply_to: "C2C.9.9.9",
+    };
+    const back = decodeBusMessage(encodeBusMessage(msg));
+    expect(back.from).toBeNull();
+    expect(back.payloadJson).toBe('{"content":"line\\nbreak","n":9007199254740993}');
+    expect(back.payload).toEqual(msg.payload);
+    expect({ ...back, payload: undefined, payloadJson: undefined }).toEqual({ ...msg, payload: undefined, payloadJson: undefined });
+  });
+
+  test("an encrypted payload (a JSON string) and e2ee metadata survive", () => {
+    const msg: ImMessage = {
+      id: "C2C.1.2.r",
+      type: "C2C",
+      from: 1n,
+      to: 2n,
+      payload: "QUJD",
+      payloadJson: '"QUJD"',
+      msg_type: "text",
+      created_at: "2026-01-01T00:00:00Z",
+      server_ts: 5,
+      e2ee: { e2ee: true, e2ee_ver: 1, e2ee_suite: "RSA-OAEP-256+AES-256-GCM", nonce: "bm9uY2U=", keys: [{ did: "d", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }] },
+    };
+    const back = decodeBusMessage(encodeBusMessage(msg));
+    expect(back.payload).toBe("QUJD");
+    expect(back.e2ee).toEqual(msg.e2ee!);
+    expect(back.created_at).toBe("2026-01-01T00:00:00Z");
+  });
+
+  test("assigning payload drops the stale payloadJson", () => {
+    const back = decodeBusMessage(encodeBusMessage({ id: "x", type: "C2C", from: 1n, to: 2n, payload: {}, server_ts: 1 }));
+    back.payload = { a: 1 };
+    expect(back.payloadJson).toBeUndefined();
+  });
+
+  test("bytes without a header are refused", () => {
+    expect(() => decodeBusMessage(new TextEncoder().encode("{}"))).toThrow();
+  });
+});
+
+describe("originNode", () => {
+  const id = new IdGenerator(777, () => 1_800_000_000_000).next();
+  test.each([
+    [`C2C.${id}.1800000000000.abc`, 777],
+    [`${id}`, 777],
+    [`S2C.${id}`, 777],
+    ["C2C.notanumber.1.x", undefined],
+    ["", undefined],
+    ["99999999999999999999999", undefined],
+  ])("%s → %p", (msgId, node) => {
+    expect(originNode(msgId)).toBe(node);
+  });
+});

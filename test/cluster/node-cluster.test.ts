@@ -1,0 +1,89 @@
+import { describe, expect, test } from "bun:test";
+import { MemoryBus } from "../../src/bus/memory.ts";
+import { RedisStreamsBus } from "../../src/bus/redis-streams.ts";
+import { RedisPresence } from "../../src/cluster/presence-redis.ts";
+import { until } from "../bus/collector.ts";
+import { sharedRedisUrl, uniquePrefix, useRedis, useScratchRedis } from "../bus/redis-fixture.ts";
+import { api, startTestNode } from "../support/node.ts";
+import { storeKinds } from "../support/stores.ts";
+
+for (const kind of storeKinds()) {
+  test(`[${kind}] without REDIS_URL: in-process bus and presence, /readyz 200, 503 once draining`, async () => {
+    const node = await startTestNode(kind, { nodeId: undefined, shutdownGraceMs: 300 });
+    try {
+      expect(node.services.bus).toBeInstanceOf(MemoryBus);
+      const ready = await api(node, "GET", "/readyz");
+      expect(ready.status).toBe(200);
+      expect(ready.body).toMatchObject({ code: 0, payload: { status: "ready", node_id: node.services.nodeId } });
+      const stopping = node.stop();
+      expect(node.services.lifecycle.draining).toBe(true);
+      const drained = await api(node, "GET", "/readyz");
+      expect(drained.status).toBe(503);
+      expect(drained.body).toMatchObject({ code: 503, payload: { status: "not_ready", reason: "draining" } });
+      const ws = await api(node, "GET", "/ws");
+      expect(ws.status).toBe(503);
+      expect(ws.body).toMatchObject({ code: 503, payload: { title: "server restarting" } });
+      await stopping;
+    } finally {
+      await node.stop();
+    }
+  }, 20_000);
+}
+
+describe("with REDIS_URL", () => {
+  const r = useRedis();
+
+  test("node ids are leased in Redis, the bus and presence are Redis-backed, shutdown cleans up", async () => {
+    const { redis, prefix } = r;
+    const opts = { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined };
+    const a = await startTestNode("postgres", opts);
+    const b = await startTestNode("postgres", opts);
+    try {
+      expect(a.services.nodeId).not.toBe(b.services.nodeId);
+      expect(a.services.bus).toBeInstanceOf(RedisStreamsBus);
+      expect(a.services.presence).toBeInstanceOf(RedisPresence);
+      expect(await redis.exists(`${prefix}nodeid:${a.services.nodeId}`, `${prefix}nodeid:${b.services.nodeId}`)).toBe(2);
+      expect((await api(a, "GET", "/readyz")).status).toBe(200);
+
+      // a's bus reaches b's inbox, and b (its placeholder handler for now) consumes and acknowledges it.
+      a.services.bus.send(b.services.nodeId, { kind: "ack", userId: 42n, deviceId: "phone", msgId: "m", type: "C2C" });
+      await a.services.bus.flush();
+      const inbox = `${prefix}node:${b.services.nodeId}`;
+      expect(await redis.xlen(inbox)).toBe(1);
+      await until(async () => {
+        const [flat] = (await redis.call("XINFO", "GROUPS", inbox)) as unknown[][];
+        const group = Object.fromEntries(Array.from({ length: flat!.length / 2 }, (_, i) => [flat![2 * i], flat![2 * i + 1]]));
+        return group["last-delivered-id"] !== "0-0" && group.pending === 0;
+      });
+      await a.services.presence.add(42n, "phone");
+      expect((await b.services.presence.lookup([42n])).get(42n)).toEqual([{ userId: 42n, deviceId: "phone", nodeId: a.services.nodeId }]);
+
+      await a.stop();
+      expect(await redis.exists(`${prefix}nodeid:${a.services.nodeId}`, `${prefix}alive:${a.services.nodeId}`)).toBe(0);
+      expect(await redis.hlen(`${prefix}presence:42`)).toBe(0);
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  }, 20_000);
+});
+
+describe("Redis down (private redis-server)", () => {
+  const sr = useScratchRedis();
+
+  test("/readyz answers 503 while Redis is unreachable and 200 once it is back; /health stays 200", async () => {
+    const node = await startTestNode("pglite", { redisUrl: sr.server.url, redisPrefix: uniquePrefix() });
+    try {
+      expect((await api(node, "GET", "/readyz")).status).toBe(200);
+      await sr.server.down();
+      await until(async () => (await api(node, "GET", "/readyz")).status === 503);
+      const r = await api(node, "GET", "/readyz");
+      expect(r.body).toMatchObject({ payload: { reason: "redis unreachable" } });
+      expect((await api(node, "GET", "/health")).status).toBe(200);
+      await sr.server.up();
+      await until(async () => (await api(node, "GET", "/readyz")).status === 200);
+    } finally {
+      await node.stop();
+    }
+  }, 20_000);
+});

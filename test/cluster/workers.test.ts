@@ -1,0 +1,115 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
+import { join } from "node:path";
+import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
+import { testConfig } from "../../src/config/index.ts";
+import { until } from "../bus/collector.ts";
+import { sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
+import { freshPostgresDatabase } from "../support/stores.ts";
+
+const MAIN = join(import.meta.dir, "../../src/main.ts");
+
+test.each([
+  ["one worker needs nothing", {}, []],
+  ["no Redis", { workers: 2, databaseUrl: "postgres://x/y", redisUrl: "", port: 9800 }, [/REDIS_URL/]],
+  ["PGlite", { workers: 2, databaseUrl: "", redisUrl: "redis://x", port: 9800 }, [/PGlite/]],
+  ["port 0", { workers: 2, databaseUrl: "postgres://x/y", redisUrl: "redis://x", port: 0 }, [/PORT/]],
+  ["fixed node id too high", { workers: 4, databaseUrl: "postgres://x/y", redisUrl: "redis://x", port: 1, nodeId: 1021 }, [/IBIS_NODE_ID/]],
+  ["all set", { workers: 2, databaseUrl: "postgresql://x/y", redisUrl: "redis://x", port: 9800 }, []],
+] as const)("workerRefusals: %s", (_n, overrides, want) => {
+  const got = workerRefusals(testConfig(overrides));
+  expect(got).toHaveLength(want.length);
+  want.forEach((re, i) => expect(got[i]).toMatch(re));
+});
+
+test.each([
+  [["--workers", "3"], "3"],
+  [["--workers=2"], "2"],
+  [["--other"], undefined],
+])("workersArg %p", (argv, want) => {
+  expect(workersArg(argv)).toBe(want);
+});
+
+/** Env for a child Ibis without the test run's own database/Redis settings. */
+function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|IBIS_|PORT$)/.test(k)) env[k] = v;
+  return { ...env, IBIS_LOG_LEVEL: "warn", ...extra };
+}
+
+function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+test("--workers 2 without REDIS_URL exits non-zero with a clear message", async () => {
+  const p = Bun.spawn([process.execPath, MAIN, "--workers", "2"], { env: childEnv({ PORT: "9" }), stdout: "pipe", stderr: "pipe" });
+  expect(await p.exited).toBe(78);
+  expect(await new Response(p.stderr).text()).toContain("IBIS_WORKERS=2 needs REDIS_URL");
+});
+
+test("IBIS_WORKERS=2 on PGlite exits non-zero with a clear message", async () => {
+  const p = Bun.spawn([process.execPath, MAIN], {
+    env: childEnv({ PORT: "9", IBIS_WORKERS: "2", REDIS_URL: sharedRedisUrl(), DATABASE_URL: "memory://" }),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await p.exited).toBe(78);
+  expect(await new Response(p.stderr).text()).toContain("PGlite database belongs to one process");
+});
+
+describe("2 workers on PostgreSQL and Redis", () => {
+  const r = useRedis();
+  let db: { url: string; drop(): Promise<void> };
+  beforeAll(async () => {
+    db = await freshPostgresDatabase();
+  });
+  afterAll(() => db.drop());
+
+  /** Starts the supervisor and waits until both workers have answered /readyz (new connection each time). */
+  async function startWorkers(): Promise<{ sup: Subprocess; port: number; nodeIds: number[] }> {
+    const port = freePort();
+    const sup = Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
+      env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: r.prefix }),
+      stdout: "inherit",
+      stderr: "inherit",
+    });
+    const seen = new Set<number>();
+    try {
+      // Bounded by the test timeout; SO_REUSEPORT spreads new connections, so both answer sooner or later.
+      while (seen.size < 2 && sup.exitCode === null) {
+        const res = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
+        if (res?.status === 200) seen.add(((await res.json()) as { payload: { node_id: number } }).payload.node_id);
+        await Bun.sleep(20);
+      }
+    } catch (e) {
+      sup.kill("SIGKILL");
+      throw e;
+    }
+    return { sup, port, nodeIds: [...seen] };
+  }
+
+  test("both answer on one port with different node ids; SIGTERM stops both and releases their ids", async () => {
+    const { sup, nodeIds } = await startWorkers();
+    try {
+      expect(nodeIds).toHaveLength(2);
+      expect(await r.redis.exists(...nodeIds.map((id) => `${r.prefix}nodeid:${id}`))).toBe(2);
+      sup.kill("SIGTERM");
+      expect(await sup.exited).toBe(0);
+      expect(await r.redis.exists(...nodeIds.flatMap((id) => [`${r.prefix}nodeid:${id}`, `${r.prefix}alive:${id}`]))).toBe(0);
+    } finally {
+      sup.kill("SIGKILL");
+    }
+  }, 30_000);
+
+  test("workers whose supervisor is SIGKILLed shut down instead of holding the port", async () => {
+    const { sup, port, nodeIds } = await startWorkers();
+    sup.kill("SIGKILL");
+    await sup.exited;
+    expect(nodeIds).toHaveLength(2);
+    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined);
+    await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
+  }, 30_000);
+});
