@@ -106,16 +106,16 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     presence: cluster.presence,
     lifecycle: cluster,
   };
-  // TODO(delivery): the delivery engine's bus handler goes here (deliver → local sessions, kick, ack → cancel retry).
+  // The delivery engine handles what other nodes send (deliver, kick, ack); it is created below.
+  let delivery: Delivery | undefined;
   await cluster.bus
-    .start((entry, from) => log.debug("bus entry dropped: no delivery engine yet", { kind: entry.kind, from }))
+    .start((entry, from) => (delivery ? delivery.core.onBus(entry, from) : log.debug("bus entry before delivery started", { kind: entry.kind, from })))
     .catch(async (e: unknown) => {
       await undo();
       throw e;
     });
 
   // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
-  let delivery: Delivery | undefined;
   let ws: WsTransport | undefined;
   // Delivery pushes through the transport's registry, created below.
   const transportSessions: SessionRegistry = {

@@ -4,7 +4,13 @@
  * §8 schedule, take acknowledgements into per-device marks.
  * docs/delivery.md follows one message through here.
  */
+import type { Bus, BusEntry } from "../bus/bus.ts";
+import { deliverLocally } from "../bus/local.ts";
+import { encodeBusMessage } from "../bus/message.ts";
+import type { Presence } from "../cluster/presence.ts";
+import { targetsByNode } from "../cluster/route.ts";
 import type { Logger } from "../log.ts";
+import { CloseCode } from "../ws/close-codes.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
@@ -38,6 +44,8 @@ export interface EngineDeps {
   readonly log: Logger;
   readonly now: () => number;
   readonly retryTickMs: number;
+  /** Other nodes (docs/cluster.md): where devices are, and the bus to reach them. Absent: this node alone. */
+  readonly cluster?: { readonly bus: Bus; readonly presence: Presence; readonly nodeId: number };
 }
 
 const EMPTY = "{}";
@@ -68,7 +76,11 @@ export class Engine implements DeliveryEngine, Notifier {
     this.#retired.delete(session.connId);
     const current = this.d.sessions.session(session.userId, session.deviceId);
     // A takeover's new connection keeps the device's retries; a real disconnect drops them.
-    if (!current || current.connId === session.connId) this.wheel.cancelDevice(session.userId, session.deviceId);
+    if (!current || current.connId === session.connId) {
+      this.wheel.cancelDevice(session.userId, session.deviceId);
+      const cluster = this.d.cluster;
+      if (cluster) this.#track(cluster.presence.remove(session.userId, session.deviceId));
+    }
     if (this.#onlyConnection(session)) this.#track(this.#presence(session.userId, "offline"));
   }
 
@@ -188,6 +200,15 @@ export class Engine implements DeliveryEngine, Notifier {
       this.#retired.add(session.connId);
       return;
     }
+    const cluster = this.d.cluster;
+    if (cluster) {
+      // Takeover across nodes: the node that held this device closes its connection.
+      const prev = await cluster.presence.add(session.userId, session.deviceId).catch(() => undefined);
+      if (prev !== undefined && prev !== cluster.nodeId) {
+        const kick = { kind: "kick", userId: session.userId, deviceId: session.deviceId, action: "logged_another_device", at: this.d.now() } as const;
+        cluster.bus.send(prev, kick);
+      }
+    }
     await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
     if (await this.d.inbox.hasPending(session.userId, session.deviceId)) this.tell(session, "pull_offline_msg", {});
     if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
@@ -225,6 +246,56 @@ export class Engine implements DeliveryEngine, Notifier {
         this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
       }
     }
+    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except));
+  }
+
+  /**
+   * Devices on other nodes: one deliver entry per node, the message encoded
+   * once. The receiving node pushes and runs those devices' retries (their acks
+   * arrive there). Presence unreachable: remote devices count as offline.
+   */
+  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined): Promise<void> {
+    const cluster = this.d.cluster!;
+    let found;
+    try {
+      found = await cluster.presence.lookup(users);
+    } catch (err) {
+      this.d.log.warn("delivery: presence lookup failed; remote devices will pull", { err });
+      return;
+    }
+    let bytes: Uint8Array | undefined;
+    for (const [node, targets] of targetsByNode(found, except)) {
+      if (node === cluster.nodeId) continue;
+      bytes ??= encodeBusMessage(msg);
+      cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
+    }
+  }
+
+  /** Entries other nodes sent this one (bus handler). */
+  onBus(entry: BusEntry, _from: number): void {
+    switch (entry.kind) {
+      case "deliver": {
+        const { out, sent } = deliverLocally(entry, this.d.sessions);
+        const schedule = RETRY_SCHEDULE[out.msg.type as ChatType] ?? RETRY_SCHEDULE.S2C;
+        for (const [s, outcome] of sent) {
+          if (outcome === "closed" || this.#retired.has(s.connId)) continue;
+          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule });
+        }
+        return;
+      }
+      case "kick":
+        for (const s of this.d.sessions.sessionsOf(entry.userId)) {
+          if (s.deviceId !== entry.deviceId) continue;
+          this.tell(s, entry.action, { content: "signed in on this device elsewhere", device_id: entry.deviceId });
+          s.close(CloseCode.Replaced, entry.action);
+        }
+        return;
+      case "ack": {
+        const e = this.wheel.find(entry.userId, entry.deviceId, entry.msgId);
+        if (e) this.wheel.cancel(e);
+        return;
+      }
+    }
   }
 
   #attempt(e: RetryEntry): boolean {
@@ -243,11 +314,12 @@ export class Engine implements DeliveryEngine, Notifier {
       this.wheel.cancel(entry);
       id = entry.out.msg.id;
       serverId = entry.serverId;
-    } else if (ack.tsidOnly) {
+    }
+    if (serverId === undefined && ack.tsidOnly && !entry) {
       const hit = await this.d.inbox.resolveTsid(userId, deviceId, ack.type, ack.msgId);
       if (hit) [id, serverId] = [hit.clientId, hit.serverId];
-    } else {
-      serverId = (await this.d.inbox.resolve(userId, [ack.msgId])).get(ack.msgId)?.serverId;
+    } else if (serverId === undefined) {
+      serverId = (await this.d.inbox.resolve(userId, [id])).get(id)?.serverId;
     }
     if (serverId === undefined) {
       this.tell(session, "invalid_message", { content: `unknown message ${ack.msgId}` }, ack.msgId);

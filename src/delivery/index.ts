@@ -50,6 +50,9 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     log,
     now,
     retryTickMs: config.deliveryRetryTickMs,
+    ...(services.bus && services.presence
+      ? { cluster: { bus: services.bus, presence: services.presence, nodeId: services.nodeId } }
+      : {}),
   });
   core.wheel.start();
   const prune = async () => {

@@ -19,7 +19,8 @@ export interface RetryEntry {
   readonly userId: bigint;
   readonly deviceId: string;
   readonly out: Outbound;
-  readonly serverId: bigint;
+  /** Unknown for a push that arrived over the bus (the ack resolves it from the store). */
+  readonly serverId?: bigint;
   readonly schedule: readonly number[];
   /** Index in `schedule` of the next attempt. */
   next: number;
