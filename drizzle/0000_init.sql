@@ -130,14 +130,37 @@ CREATE TABLE "mention" (
 	"read_at" bigint
 );
 --> statement-breakpoint
+CREATE TABLE "delivery_device" (
+	"user_id" bigint NOT NULL,
+	"device_id" text NOT NULL,
+	"floor_id" bigint NOT NULL,
+	CONSTRAINT "delivery_device_user_id_device_id_pk" PRIMARY KEY("user_id","device_id")
+);
+--> statement-breakpoint
+CREATE TABLE "delivery_mark" (
+	"user_id" bigint NOT NULL,
+	"device_id" text NOT NULL,
+	"message_id" bigint NOT NULL,
+	CONSTRAINT "delivery_mark_user_id_device_id_message_id_pk" PRIMARY KEY("user_id","device_id","message_id")
+);
+--> statement-breakpoint
+CREATE TABLE "inbox" (
+	"user_id" bigint NOT NULL,
+	"message_id" bigint NOT NULL,
+	CONSTRAINT "inbox_user_id_message_id_pk" PRIMARY KEY("user_id","message_id")
+);
+--> statement-breakpoint
 CREATE UNIQUE INDEX "users_account_uq" ON "users" USING btree ("account");--> statement-breakpoint
 CREATE INDEX "users_account_type_idx" ON "users" USING btree ("account_type") WHERE "users"."account_type" <> 0;--> statement-breakpoint
 CREATE UNIQUE INDEX "messages_sender_client_id_uq" ON "messages" USING btree (coalesce("from_id", 0),"client_id");--> statement-breakpoint
 CREATE INDEX "messages_c2c_pair_idx" ON "messages" USING btree (least("from_id", "to_id"),greatest("from_id", "to_id"),"id") WHERE "messages"."chat_type" = 'C2C';--> statement-breakpoint
 CREATE INDEX "messages_c2g_idx" ON "messages" USING btree ("to_id","id") WHERE "messages"."chat_type" = 'C2G';--> statement-breakpoint
 CREATE INDEX "messages_server_ts_idx" ON "messages" USING btree ("server_ts");--> statement-breakpoint
+CREATE INDEX "messages_client_id_idx" ON "messages" USING btree ("client_id");--> statement-breakpoint
 CREATE INDEX "friend_request_to_idx" ON "friend_request" USING btree ("to_id","status");--> statement-breakpoint
 CREATE INDEX "im_group_member_user_idx" ON "im_group_member" USING btree ("user_id","role");--> statement-breakpoint
 CREATE UNIQUE INDEX "mention_msg_user_uq" ON "mention" USING btree ("msg_id","mentioned_id");--> statement-breakpoint
 CREATE INDEX "mention_user_idx" ON "mention" USING btree ("mentioned_id","id");--> statement-breakpoint
-CREATE INDEX "mention_unread_idx" ON "mention" USING btree ("mentioned_id","group_id") WHERE "mention"."is_read" = false;
+CREATE INDEX "mention_unread_idx" ON "mention" USING btree ("mentioned_id","group_id") WHERE "mention"."is_read" = false;--> statement-breakpoint
+CREATE INDEX "delivery_mark_message_idx" ON "delivery_mark" USING btree ("message_id");--> statement-breakpoint
+CREATE INDEX "inbox_message_idx" ON "inbox" USING btree ("message_id");

@@ -15,12 +15,21 @@ export interface Logger {
   child(bindings: Record<string, unknown>): Logger;
 }
 
+/**
+ * Query errors (drizzle's "Failed query: … params: …") carry the bound
+ * values, which can be a password hash or a token: keep the statement, drop
+ * the values.
+ */
+export function scrubMessage(message: string): string {
+  return message.replace(/\nparams: [\s\S]*$/, "\nparams: [redacted]");
+}
+
 export function redact(ctx: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(ctx)) {
     if (SECRET_KEY.test(k)) out[k] = "[redacted]";
     else if (typeof v === "bigint") out[k] = v.toString();
-    else if (v instanceof Error) out[k] = { name: v.name, message: v.message };
+    else if (v instanceof Error) out[k] = { name: v.name, message: scrubMessage(v.message) };
     else out[k] = v;
   }
   return out;

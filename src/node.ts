@@ -8,7 +8,8 @@ import { Accounts } from "./domain/auth/accounts.ts";
 import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
-import type { Notifier } from "./delivery/ports.ts";
+import { createDelivery, type Delivery } from "./delivery/index.ts";
+import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
@@ -16,7 +17,7 @@ import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
-import { createWsTransport, interimEngine, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
+import { createWsTransport, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
 
 const LOGOUT_SWEEP_MS = 10 * 60_000;
 
@@ -27,17 +28,17 @@ export interface StartOptions {
   readonly ownStore?: boolean;
   readonly now?: () => number;
   readonly log?: Logger;
-  /** S2C emitter; until the delivery engine is wired, S2C notices are dropped. Tests pass a recorder. */
+  /** S2C emitter; default: the delivery engine's notifier (stored, pushed, pulled offline). Tests pass a recorder. */
   readonly notifier?: Notifier;
   /**
-   * The delivery engine behind /ws (or a factory receiving the transport's
-   * registry and tell). Default: the TEMPORARY interim engine (acks only).
+   * Delivery's ports: the session registry it pushes through (default: none
+   * yet — at the transport merge, the transport's `ports.registry`) and the
+   * social graph (default: this node's).
    */
+  readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
+  /** The engine behind /ws (or a factory receiving the transport's ports). Default: the delivery engine. */
   readonly engine?: EngineSource;
 }
-
-/** Stands in for the delivery engine's notifier until it is wired (merge). */
-const droppingNotifier: Notifier = { notify: async () => {}, tell() {} };
 
 export interface IbisNode {
   readonly services: Services;
@@ -82,7 +83,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
     log.info("first admin created", { account: config.adminAccount });
   }
-  const services: Services = {
+  const base: Services = {
     config,
     log,
     store,
@@ -105,15 +106,32 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     presence: cluster.presence,
     lifecycle: cluster,
   };
-  // TODO(delivery): the delivery engine's bus handler goes here (deliver → local sessions, kick, ack → cancel retry).
+  // The delivery engine handles what other nodes send (deliver, kick, ack); it is created below.
+  let delivery: Delivery | undefined;
   await cluster.bus
-    .start((entry, from) => log.debug("bus entry dropped: no delivery engine yet", { kind: entry.kind, from }))
+    .start((entry, from) => (delivery ? delivery.core.onBus(entry, from) : log.debug("bus entry before delivery started", { kind: entry.kind, from })))
     .catch(async (e: unknown) => {
       await undo();
       throw e;
     });
 
-  const social = createSocial(services, { notifier: opts.notifier ?? droppingNotifier });
+  // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
+  let ws: WsTransport | undefined;
+  // Delivery pushes through the transport's registry, created below.
+  const transportSessions: SessionRegistry = {
+    sessionsOf: (u) => ws?.registry.sessionsOf(u) ?? [],
+    session: (u, d) => ws?.registry.session(u, d),
+  };
+  const notifier: Notifier = {
+    notify: (...a) => delivery!.notifier.notify(...a),
+    tell: (...a) => delivery!.notifier.tell(...a),
+  };
+  const social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  delivery = createDelivery(base, {
+    sessions: opts.delivery?.sessions ?? transportSessions,
+    social: opts.delivery?.social ?? social.graph,
+  });
+  const services: Services = { ...base, delivery };
   await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
 
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
@@ -132,8 +150,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   sweeper.unref();
 
   const http = createHttpApp(services, social);
-  // TEMPORARY default until src/delivery lands: the interim engine only acknowledges.
-  const ws = createWsTransport(services, opts.engine ?? interimEngine(now));
+  ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const server = Bun.serve<Conn>({
     hostname: config.host,
     port: config.port,
@@ -171,6 +188,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // TODO(transport): closeAll must also run the engine's onClose per session
       await cluster.drain();
       await server.stop(true);
+      await delivery.stop();
       clearInterval(sweeper);
       await sweeping;
       await cluster.close();

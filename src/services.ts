@@ -6,6 +6,7 @@ import type { Accounts } from "./domain/auth/accounts.ts";
 import type { LoginRsa } from "./domain/auth/login-rsa.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
+import type { Delivery } from "./delivery/index.ts";
 import type { IdGenerator } from "./ids/tsid.ts";
 import type { Logger } from "./log.ts";
 import type { Secrets } from "./secrets.ts";
@@ -33,4 +34,6 @@ export interface Services {
   readonly presence: Presence;
   /** `draining` (refuse new /ws handshakes) and readiness. */
   readonly lifecycle: Lifecycle;
+  /** The delivery engine and notifier (src/node.ts always sets it; optional for narrow test harnesses). */
+  readonly delivery?: Delivery;
 }

@@ -200,6 +200,13 @@ export const fields = {
     "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
   ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
+  deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
+  deliveryPruneIntervalMs: def(
+    "IBIS_DELIVERY_PRUNE_INTERVAL_MS",
+    int(3_600_000, 1000),
+    "How often messages older than IBIS_MESSAGE_RETENTION_DAYS are pruned, ms.",
+  ),
 } as const;
 
 export type Fields = typeof fields;

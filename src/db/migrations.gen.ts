@@ -3,7 +3,7 @@ export interface EmbeddedMigration { readonly tag: string; readonly hash: string
 export const migrations: readonly EmbeddedMigration[] = [
   {
     "tag": "0000_init",
-    "hash": "451f923e99a266862deaa0b5c51ea92f1eef5c6f025c70cb50c96759b3d03d78",
+    "hash": "d230023e57358a72e816949d268f4865cd9004858e8208a82a9dea24591eb4af",
     "statements": [
       "CREATE TABLE \"account_logout\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"reason\" text DEFAULT '' NOT NULL,\n\t\"requested_at\" bigint NOT NULL,\n\t\"delete_after_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"user_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"device_type\" text DEFAULT '' NOT NULL,\n\t\"trust_state\" text DEFAULT 'unverified' NOT NULL,\n\t\"status\" smallint DEFAULT 1 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"last_seen_at\" bigint NOT NULL,\n\tCONSTRAINT \"user_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
@@ -19,17 +19,23 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE TABLE \"im_group_member\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"role\" text DEFAULT 'member' NOT NULL,\n\t\"joined_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_member_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
       "CREATE TABLE \"im_group\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"title\" text DEFAULT '' NOT NULL,\n\t\"avatar\" text DEFAULT '' NOT NULL,\n\t\"introduction\" text DEFAULT '' NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\t\"dissolved_at\" bigint\n);",
       "CREATE TABLE \"mention\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"msg_id\" bigint NOT NULL,\n\t\"client_msg_id\" text DEFAULT '' NOT NULL,\n\t\"group_id\" bigint NOT NULL,\n\t\"from_id\" bigint NOT NULL,\n\t\"mentioned_id\" bigint NOT NULL,\n\t\"is_read\" boolean DEFAULT false NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"read_at\" bigint\n);",
+      "CREATE TABLE \"delivery_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"floor_id\" bigint NOT NULL,\n\tCONSTRAINT \"delivery_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "CREATE TABLE \"delivery_mark\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"message_id\" bigint NOT NULL,\n\tCONSTRAINT \"delivery_mark_user_id_device_id_message_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\",\"message_id\")\n);",
+      "CREATE TABLE \"inbox\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"message_id\" bigint NOT NULL,\n\tCONSTRAINT \"inbox_user_id_message_id_pk\" PRIMARY KEY(\"user_id\",\"message_id\")\n);",
       "CREATE UNIQUE INDEX \"users_account_uq\" ON \"users\" USING btree (\"account\");",
       "CREATE INDEX \"users_account_type_idx\" ON \"users\" USING btree (\"account_type\") WHERE \"users\".\"account_type\" <> 0;",
       "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\");",
       "CREATE INDEX \"messages_c2c_pair_idx\" ON \"messages\" USING btree (least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\"),\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
       "CREATE INDEX \"messages_c2g_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
       "CREATE INDEX \"messages_server_ts_idx\" ON \"messages\" USING btree (\"server_ts\");",
+      "CREATE INDEX \"messages_client_id_idx\" ON \"messages\" USING btree (\"client_id\");",
       "CREATE INDEX \"friend_request_to_idx\" ON \"friend_request\" USING btree (\"to_id\",\"status\");",
       "CREATE INDEX \"im_group_member_user_idx\" ON \"im_group_member\" USING btree (\"user_id\",\"role\");",
       "CREATE UNIQUE INDEX \"mention_msg_user_uq\" ON \"mention\" USING btree (\"msg_id\",\"mentioned_id\");",
       "CREATE INDEX \"mention_user_idx\" ON \"mention\" USING btree (\"mentioned_id\",\"id\");",
-      "CREATE INDEX \"mention_unread_idx\" ON \"mention\" USING btree (\"mentioned_id\",\"group_id\") WHERE \"mention\".\"is_read\" = false;"
+      "CREATE INDEX \"mention_unread_idx\" ON \"mention\" USING btree (\"mentioned_id\",\"group_id\") WHERE \"mention\".\"is_read\" = false;",
+      "CREATE INDEX \"delivery_mark_message_idx\" ON \"delivery_mark\" USING btree (\"message_id\");",
+      "CREATE INDEX \"inbox_message_idx\" ON \"inbox\" USING btree (\"message_id\");"
     ]
   }
 ];

@@ -11,6 +11,7 @@ import { mentionRoutes } from "./routes/mention.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { logoutRoutes } from "./routes/logout.ts";
+import { msgRoutes } from "./routes/msg.ts";
 import { passportRoutes } from "./routes/passport.ts";
 import { publicRoutes } from "./routes/public.ts";
 
@@ -27,6 +28,7 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
   app.route("/", adminRoutes(services));
+  if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));
   return app;

@@ -26,6 +26,16 @@ for (const kind of storeKinds()) {
       }
     });
 
+    test("an uncaught error is an envelope 500 with nothing of the error in it", async () => {
+      const other = await startTestNode(kind);
+      await other.services.store.close();
+      const res = await api(other, "POST", "/api/v1/passport/login", { body: { account: "someone", pwd: "secret-pass" } });
+      await other.stop();
+      expect(res.status).toBe(500);
+      expect(res.body).toEqual({ code: 500, msg: "internal server error", sv_ts: expect.any(Number), payload: {} });
+      expect(res.text).not.toMatch(/Failed query|select|someone|\bat\s|stack/i);
+    });
+
     test("GET /health answers 503 once the database is gone", async () => {
       const other = await startTestNode(kind);
       await other.services.store.close();

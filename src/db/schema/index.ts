@@ -3,3 +3,4 @@ export * from "./users.ts";
 export * from "./system.ts";
 export * from "./messages.ts";
 export * from "./social.ts";
+export * from "./delivery.ts";

@@ -22,7 +22,7 @@ export const messages = pgTable(
     toId: id("to_id").notNull(),
     msgType: text("msg_type").notNull().default(""),
     action: text("action").notNull().default(""),
-    /** JSON text of the payload object, or the Base64 ciphertext string (then `e2ee` is set). */
+    /** JSON text of the payload: an object, or the Base64 ciphertext as a JSON string literal (then `e2ee` is set). */
     payload: text("payload").notNull(),
     /** JSON text of the e2ee metadata; null when not encrypted. */
     e2ee: text("e2ee"),
@@ -38,5 +38,7 @@ export const messages = pgTable(
       .where(sql`${t.chatType} = 'C2C'`),
     index("messages_c2g_idx").on(t.toId, t.id).where(sql`${t.chatType} = 'C2G'`),
     index("messages_server_ts_idx").on(t.serverTs),
+    // Acknowledgements and offline_ack name a message by its §2.8 id only.
+    index("messages_client_id_idx").on(t.clientId),
   ],
 );

@@ -1,0 +1,381 @@
+/**
+ * The delivery engine: validate at the edge, route against the social graph,
+ * store first (group commit), acknowledge, push to every live device with the
+ * §8 schedule, take acknowledgements into per-device marks.
+ * docs/delivery.md follows one message through here.
+ */
+import type { Bus, BusEntry } from "../bus/bus.ts";
+import { deliverLocally } from "../bus/local.ts";
+import { encodeBusMessage } from "../bus/message.ts";
+import type { Presence } from "../cluster/presence.ts";
+import { targetsByNode } from "../cluster/route.ts";
+import type { Logger } from "../log.ts";
+import { CloseCode } from "../ws/close-codes.ts";
+import type { IdGenerator } from "../ids/tsid.ts";
+import { stringifyJson } from "../protocol/json.ts";
+import type { Bot } from "./bots.ts";
+import { isRetired, type InboxReader } from "./inbox.ts";
+import { mintMessageId } from "./msg-id.ts";
+import {
+  Outbound,
+  type ChatType,
+  type ClientAck,
+  type DeliveryEngine,
+  type DeviceAddress,
+  type ImMessage,
+  type Notifier,
+  type Session,
+  type SessionRegistry,
+  type SocialGraph,
+} from "./ports.ts";
+import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
+import { route } from "./route.ts";
+import { validateUplink } from "./validate.ts";
+import { toRow } from "./wire.ts";
+import type { DeliveryWriter, StoreItem } from "./writer.ts";
+
+export interface EngineDeps {
+  readonly sessions: SessionRegistry;
+  readonly social: SocialGraph;
+  readonly bots: ReadonlyMap<bigint, Bot | undefined>;
+  readonly writer: DeliveryWriter;
+  readonly inbox: InboxReader;
+  readonly ids: IdGenerator;
+  readonly log: Logger;
+  readonly now: () => number;
+  readonly retryTickMs: number;
+  /** Other nodes (docs/cluster.md): where devices are, and the bus to reach them. Absent: this node alone. */
+  readonly cluster?: { readonly bus: Bus; readonly presence: Presence; readonly nodeId: number };
+}
+
+const EMPTY = "{}";
+
+const sameDevice = (a: DeviceAddress, b: DeviceAddress | undefined) =>
+  b !== undefined && a.userId === b.userId && a.deviceId === b.deviceId;
+
+export class Engine implements DeliveryEngine, Notifier {
+  readonly wheel: RetryWheel;
+  /** Per connection: the last uplink still between validation and the store queue (keeps its order). */
+  readonly #tails = new Map<number, Promise<void>>();
+  /** Background work (pushes after commit, presence, bots) that stop() waits for. */
+  readonly #inflight = new Set<Promise<unknown>>();
+  /** Connections of devices retired in user_device (status 0/-1): never pushed to. */
+  readonly #retired = new Set<number>();
+
+  constructor(private readonly d: EngineDeps) {
+    this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
+  }
+
+  // ---- transport side ------------------------------------------------------
+
+  onOpen(session: Session): void {
+    this.#track(this.#opened(session));
+  }
+
+  onClose(session: Session): void {
+    this.#retired.delete(session.connId);
+    const current = this.d.sessions.session(session.userId, session.deviceId);
+    // A takeover's new connection keeps the device's retries; a real disconnect drops them.
+    if (!current || current.connId === session.connId) {
+      this.wheel.cancelDevice(session.userId, session.deviceId);
+      const cluster = this.d.cluster;
+      if (cluster) this.#track(cluster.presence.remove(session.userId, session.deviceId));
+    }
+    if (this.#onlyConnection(session)) this.#track(this.#presence(session.userId, "offline"));
+  }
+
+  onMessage(session: Session, raw: Record<string, unknown>): void {
+    const v = validateUplink(raw, session.userId, this.d.now());
+    if (!v.ok) {
+      this.tell(session, "invalid_message", { content: v.reason }, v.inReplyTo);
+      return;
+    }
+    const msg = v.msg;
+    // Social checks of one connection run concurrently, but enter the store queue in arrival order.
+    const check = route(msg, this.d.social, this.d.bots);
+    const prev = this.#tails.get(session.connId) ?? Promise.resolve();
+    const step = prev.then(async () => {
+      const routed = await check;
+      if (!routed.ok) {
+        this.tell(session, routed.action, { content: routed.content }, msg.id);
+        return;
+      }
+      const serverId = this.d.ids.next();
+      const stored = this.d.writer.messages.add({
+        row: toRow(msg, serverId),
+        inbox: routed.route.inbox,
+        marks: [{ userId: session.userId, deviceId: session.deviceId }],
+      });
+      this.#track(
+        stored.then((s) => {
+          session.send(new Outbound(serverAck(msg, s.serverTs)));
+          if (s.duplicate) return;
+          this.#push(msg, routed.route.inbox, session, serverId);
+          if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
+          if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
+        }),
+      );
+    });
+    const tail = step.catch((err) => this.d.log.error("delivery: uplink failed", { err, id: msg.id }));
+    this.#tails.set(session.connId, tail);
+    void tail.then(() => {
+      if (this.#tails.get(session.connId) === tail) this.#tails.delete(session.connId);
+    });
+  }
+
+  onAck(session: Session, ack: ClientAck): void {
+    if (ack.did !== session.deviceId) {
+      this.tell(session, "permission_denied", { content: "did is not this connection's device" }, ack.msgId);
+      return;
+    }
+    this.#track(this.#acked(session, ack));
+  }
+
+  // ---- Notifier -------------------------------------------------------------
+
+  async notify(
+    userIds: Iterable<bigint>,
+    action: string,
+    payload: Record<string, unknown>,
+    opts: { readonly exceptDevice?: DeviceAddress } = {},
+  ): Promise<void> {
+    const payloadJson = stringifyJson(payload);
+    const jobs: Promise<void>[] = [];
+    for (const userId of new Set(userIds)) {
+      const { msg, serverId } = this.#minted("S2C", null, userId, payload, payloadJson, { action });
+      const except = opts.exceptDevice;
+      const item: StoreItem = {
+        row: toRow(msg, serverId),
+        inbox: [userId],
+        marks: except && except.userId === userId ? [except] : [],
+      };
+      jobs.push(this.d.writer.messages.add(item).then(() => this.#push(msg, [userId], except, serverId)));
+    }
+    await Promise.all(jobs);
+  }
+
+  tell(session: Session, action: string, payload: Record<string, unknown>, inReplyTo?: string): void {
+    const extra = inReplyTo !== undefined ? { action, in_reply_to: inReplyTo } : { action };
+    session.send(new Outbound(this.#minted("S2C", null, session.userId, payload, stringifyJson(payload), extra).msg));
+  }
+
+  // ---- acknowledgements (socket and REST) -----------------------------------
+
+  /**
+   * Marks messages (§2.8 ids) delivered to one device and cancels their
+   * retries. Returns the ids found in the user's inbox.
+   */
+  async markDelivered(userId: bigint, deviceId: string, ids: readonly string[]): Promise<Set<string>> {
+    const found = await this.d.inbox.resolve(userId, ids);
+    await Promise.all(
+      [...found].map(([id, m]) => {
+        const entry = this.wheel.find(userId, deviceId, id);
+        if (entry) this.wheel.cancel(entry);
+        return this.d.writer.marks.add({ userId, deviceId, messageId: m.serverId });
+      }),
+    );
+    return new Set(found.keys());
+  }
+
+  /** Message batches committed so far (metrics, tests). */
+  writerBatches(): number {
+    return this.d.writer.messages.batches;
+  }
+
+  /** Waits for background work (pushes after commit, bot replies, presence) and every uplink in progress. */
+  async settle(): Promise<void> {
+    while (this.#tails.size || this.#inflight.size) await Promise.allSettled([...this.#tails.values(), ...this.#inflight]);
+  }
+
+  // ---- internals -------------------------------------------------------------
+
+  #track(p: Promise<unknown>): void {
+    const t = p.catch((err) => this.d.log.error("delivery: background step failed", { err }));
+    this.#inflight.add(t);
+    void t.finally(() => this.#inflight.delete(t));
+  }
+
+  async #opened(session: Session): Promise<void> {
+    if (isRetired(await this.d.inbox.deviceStatus(session.userId, session.deviceId))) {
+      this.#retired.add(session.connId);
+      return;
+    }
+    const cluster = this.d.cluster;
+    if (cluster) {
+      // Takeover across nodes: the node that held this device closes its connection.
+      const prev = await cluster.presence.add(session.userId, session.deviceId).catch(() => undefined);
+      if (prev !== undefined && prev !== cluster.nodeId) {
+        const kick = { kind: "kick", userId: session.userId, deviceId: session.deviceId, action: "logged_another_device", at: this.d.now() } as const;
+        cluster.bus.send(prev, kick);
+      }
+    }
+    await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
+    if (await this.d.inbox.hasPending(session.userId, session.deviceId)) this.tell(session, "pull_offline_msg", {});
+    if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
+  }
+
+  /** True when `session` is the user's only connection here (first to open, last to close). */
+  #onlyConnection(session: Session): boolean {
+    return this.d.sessions.sessionsOf(session.userId).every((s) => s.connId === session.connId);
+  }
+
+  /** Presence is a live notice: pushed to friends' open sessions, not stored. */
+  async #presence(userId: bigint, action: "online" | "offline"): Promise<void> {
+    const friends = await this.d.social.friendsOf(userId);
+    const payload = { user_id: userId, uid: userId };
+    const payloadJson = stringifyJson(payload);
+    for (const friend of friends) {
+      const sessions = this.d.sessions.sessionsOf(friend);
+      if (!sessions.length) continue;
+      const out = new Outbound(this.#minted("S2C", null, friend, payload, payloadJson, { action }).msg);
+      for (const s of sessions) s.send(out);
+    }
+  }
+
+  /**
+   * First attempt to every live device of `users` except `except` (the
+   * sending device), one Outbound for all; later attempts go on the wheel.
+   */
+  #push(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint): void {
+    const out = new Outbound(msg);
+    const schedule = RETRY_SCHEDULE[msg.type as ChatType];
+    for (const userId of users) {
+      for (const s of this.d.sessions.sessionsOf(userId)) {
+        if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
+        if (s.send(out) === "closed") continue;
+        this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
+      }
+    }
+    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except));
+  }
+
+  /**
+   * Devices on other nodes: one deliver entry per node, the message encoded
+   * once. The receiving node pushes and runs those devices' retries (their acks
+   * arrive there). Presence unreachable: remote devices count as offline.
+   */
+  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined): Promise<void> {
+    const cluster = this.d.cluster!;
+    let found;
+    try {
+      found = await cluster.presence.lookup(users);
+    } catch (err) {
+      this.d.log.warn("delivery: presence lookup failed; remote devices will pull", { err });
+      return;
+    }
+    let bytes: Uint8Array | undefined;
+    for (const [node, targets] of targetsByNode(found, except)) {
+      if (node === cluster.nodeId) continue;
+      bytes ??= encodeBusMessage(msg);
+      cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
+    }
+  }
+
+  /** Entries other nodes sent this one (bus handler). */
+  onBus(entry: BusEntry, _from: number): void {
+    switch (entry.kind) {
+      case "deliver": {
+        const { out, sent } = deliverLocally(entry, this.d.sessions);
+        const schedule = RETRY_SCHEDULE[out.msg.type as ChatType] ?? RETRY_SCHEDULE.S2C;
+        for (const [s, outcome] of sent) {
+          if (outcome === "closed" || this.#retired.has(s.connId)) continue;
+          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule });
+        }
+        return;
+      }
+      case "kick":
+        for (const s of this.d.sessions.sessionsOf(entry.userId)) {
+          if (s.deviceId !== entry.deviceId) continue;
+          this.tell(s, entry.action, { content: "signed in on this device elsewhere", device_id: entry.deviceId });
+          s.close(CloseCode.Replaced, entry.action);
+        }
+        return;
+      case "ack": {
+        const e = this.wheel.find(entry.userId, entry.deviceId, entry.msgId);
+        if (e) this.wheel.cancel(e);
+        return;
+      }
+    }
+  }
+
+  #attempt(e: RetryEntry): boolean {
+    const s = this.d.sessions.session(e.userId, e.deviceId);
+    return s !== undefined && !this.#retired.has(s.connId) && s.send(e.out) !== "closed";
+  }
+
+  async #acked(session: Session, ack: ClientAck): Promise<void> {
+    const { userId, deviceId } = session;
+    let id = ack.msgId;
+    let serverId: bigint | undefined;
+    const entry = ack.tsidOnly
+      ? this.wheel.findByTsid(userId, deviceId, ack.type, ack.msgId)
+      : this.wheel.find(userId, deviceId, ack.msgId);
+    if (entry) {
+      this.wheel.cancel(entry);
+      id = entry.out.msg.id;
+      serverId = entry.serverId;
+    }
+    if (serverId === undefined && ack.tsidOnly && !entry) {
+      const hit = await this.d.inbox.resolveTsid(userId, deviceId, ack.type, ack.msgId);
+      if (hit) [id, serverId] = [hit.clientId, hit.serverId];
+    } else if (serverId === undefined) {
+      serverId = (await this.d.inbox.resolve(userId, [id])).get(id)?.serverId;
+    }
+    if (serverId === undefined) {
+      this.tell(session, "invalid_message", { content: `unknown message ${ack.msgId}` }, ack.msgId);
+      return;
+    }
+    await this.d.writer.marks.add({ userId, deviceId, messageId: serverId });
+    const now = this.d.now();
+    session.send(
+      new Outbound({
+        id,
+        type: "CLIENT_ACK_CONFIRM",
+        from: null,
+        to: userId,
+        payload: {},
+        payloadJson: EMPTY,
+        action: "CLIENT_ACK_CONFIRM",
+        server_ts: now,
+        in_reply_to: id,
+      }),
+    );
+  }
+
+  /** A server-originated message with a fresh server id in its §2.8 id (S2C: `msg_type` reserved, empty). */
+  #minted(
+    type: ChatType,
+    from: bigint | null,
+    to: bigint,
+    payload: Record<string, unknown>,
+    payloadJson: string,
+    extra: Partial<ImMessage>,
+  ): { msg: ImMessage; serverId: bigint } {
+    const now = this.d.now();
+    const serverId = this.d.ids.next();
+    const msg: ImMessage = { id: mintMessageId(type, serverId, now), type, from, to, payload, payloadJson, msg_type: "", server_ts: now, ...extra };
+    return { msg, serverId };
+  }
+
+  /** A bot's answer: a C2S message from the bot to the user, stored, pushed with the C2S schedule. */
+  async #botReply(botId: bigint, userId: bigint, payload: Record<string, unknown>): Promise<void> {
+    const { msg, serverId } = this.#minted("C2S", botId, userId, payload, stringifyJson(payload), { msg_type: "text" });
+    await this.d.writer.messages.add({ row: toRow(msg, serverId), inbox: [userId], marks: [] });
+    this.#push(msg, [userId], undefined, serverId);
+  }
+}
+
+/** `<TYPE>_SERVER_ACK`: the same message id, empty payload, in_reply_to the id (§6). */
+function serverAck(msg: ImMessage, serverTs: number): ImMessage {
+  return {
+    id: msg.id,
+    type: `${msg.type}_SERVER_ACK`,
+    from: msg.from,
+    to: msg.to,
+    payload: {},
+    payloadJson: EMPTY,
+    ...(msg.msg_type !== undefined ? { msg_type: msg.msg_type } : {}),
+    server_ts: serverTs,
+    in_reply_to: msg.id,
+  };
+}

@@ -1,0 +1,90 @@
+/**
+ * createDelivery: the delivery engine, the notifier and their timers for one
+ * node. src/node.ts wires `engine` into the transport and `notifier` into the
+ * modules that emit §6 events.
+ */
+import type { Services } from "../services.ts";
+import { configuredBots, type Bot } from "./bots.ts";
+import { Engine } from "./engine.ts";
+import { InboxReader } from "./inbox.ts";
+import type { DeliveryEngine, Notifier, SessionRegistry, SocialGraph } from "./ports.ts";
+import { DeliveryWriter } from "./writer.ts";
+
+export interface DeliveryDeps {
+  readonly sessions: SessionRegistry;
+  readonly social: SocialGraph;
+  /** Bot implementations beyond the built-in echo bot (ids must be in config `bots`). */
+  readonly bots?: readonly Bot[];
+}
+
+export interface Delivery {
+  readonly engine: DeliveryEngine;
+  readonly notifier: Notifier;
+  /** What the REST routes (src/http/routes/msg.ts) use. */
+  readonly core: Engine;
+  readonly inbox: InboxReader;
+  readonly social: SocialGraph;
+  /** Deletes messages older than the retention (returns how many), then compacts floors and marks. */
+  prune(): Promise<number>;
+  /** Waits for uplinks in progress and commits every queued batch. */
+  flush(): Promise<void>;
+  /** Stops the timers and flushes pending batches. */
+  stop(): Promise<void>;
+}
+
+const DAY_MS = 86_400_000;
+// Compaction never moves a floor past messages minted this recently (they may still be in a batch).
+const SETTLED_MS = 10 * 60_000;
+
+export function createDelivery(services: Services, deps: DeliveryDeps): Delivery {
+  const { config, store, log, now } = services;
+  const inbox = new InboxReader(store);
+  const writer = new DeliveryWriter(store, config.deliveryBatchMax);
+  const core = new Engine({
+    sessions: deps.sessions,
+    social: deps.social,
+    bots: configuredBots(config.bots, deps.bots),
+    writer,
+    inbox,
+    ids: services.ids,
+    log,
+    now,
+    retryTickMs: config.deliveryRetryTickMs,
+    ...(services.bus && services.presence
+      ? { cluster: { bus: services.bus, presence: services.presence, nodeId: services.nodeId } }
+      : {}),
+  });
+  core.wheel.start();
+  const prune = async () => {
+    const gone = await inbox.prune(now() - config.messageRetentionDays * DAY_MS);
+    await inbox.compact(now() - SETTLED_MS);
+    return gone;
+  };
+  const pruneTimer = setInterval(
+    () => void prune().catch((err) => log.error("delivery: prune failed", { err })),
+    config.deliveryPruneIntervalMs,
+  );
+  pruneTimer.unref?.();
+
+  const flush = async () => {
+    await core.settle();
+    await writer.flush();
+    await core.settle();
+  };
+  let stopped: Promise<void> | undefined;
+  return {
+    engine: core,
+    notifier: core,
+    core,
+    inbox,
+    social: deps.social,
+    prune,
+    flush,
+    stop: () =>
+      (stopped ??= (async () => {
+        clearInterval(pruneTimer);
+        core.wheel.stop();
+        await flush();
+      })()),
+  };
+}

@@ -1,0 +1,147 @@
+/**
+ * One bucketed retry schedule per node (a timer wheel keyed by absolute slot
+ * number): every pending push to one device is an entry in the slot of its
+ * next attempt, and a single interval timer (or a test, with a fake clock)
+ * advances the wheel. Cancelling is O(1): the entry is flagged and dropped
+ * from its device's index; the slot skips it when it comes round.
+ */
+import type { ChatType, Outbound } from "./ports.ts";
+
+/** Spec §8: delays between successive attempts, ms; the first attempt is the immediate push. */
+export const RETRY_SCHEDULE: Readonly<Record<ChatType, readonly number[]>> = {
+  C2C: [0, 3000],
+  C2G: [0],
+  C2S: [0, 5000, 7000, 11000],
+  S2C: [0, 1500, 1500, 3000, 5000, 7000],
+};
+
+export interface RetryEntry {
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly out: Outbound;
+  /** Unknown for a push that arrived over the bus (the ack resolves it from the store). */
+  readonly serverId?: bigint;
+  readonly schedule: readonly number[];
+  /** Index in `schedule` of the next attempt. */
+  next: number;
+  due: number;
+  cancelled: boolean;
+}
+
+/** Sends one attempt; false when the device has no session here any more (the entry is dropped). */
+export type Attempt = (entry: RetryEntry) => boolean;
+
+const deviceKey = (userId: bigint, deviceId: string) => `${userId}/${deviceId}`;
+
+export class RetryWheel {
+  readonly #slots = new Map<number, RetryEntry[]>();
+  /** Per device: §2.8 id → live entry (acks find their entry here). */
+  readonly #byDevice = new Map<string, Map<string, RetryEntry>>();
+  #lastSlot: number;
+  #timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(
+    private readonly attempt: Attempt,
+    private readonly now: () => number,
+    private readonly tickMs: number,
+  ) {
+    this.#lastSlot = Math.floor(now() / tickMs);
+  }
+
+  /** Runs `advance` every tick on a real timer (production). */
+  start(): void {
+    this.#timer ??= setInterval(() => this.advance(), this.tickMs);
+    this.#timer.unref?.();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+
+  /**
+   * Tracks a push whose first attempt was just made. Nothing is kept when the
+   * schedule has no further attempt (C2G: one best-effort push).
+   */
+  track(entry: Omit<RetryEntry, "next" | "due" | "cancelled">): void {
+    if (entry.schedule.length < 2) return;
+    const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false };
+    const key = deviceKey(e.userId, e.deviceId);
+    let device = this.#byDevice.get(key);
+    if (!device) this.#byDevice.set(key, (device = new Map()));
+    const prior = device.get(e.out.msg.id);
+    if (prior) prior.cancelled = true;
+    device.set(e.out.msg.id, e);
+    this.#schedule(e, this.now());
+  }
+
+  /** The live entry for a device and §2.8 id, if any. */
+  find(userId: bigint, deviceId: string, id: string): RetryEntry | undefined {
+    return this.#byDevice.get(deviceKey(userId, deviceId))?.get(id);
+  }
+
+  /** The live entry of a device whose id has this type and tsid segment (frame ACK). */
+  findByTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): RetryEntry | undefined {
+    const prefix = `${type}.${tsid}.`;
+    for (const [id, e] of this.#byDevice.get(deviceKey(userId, deviceId)) ?? []) if (id.startsWith(prefix)) return e;
+    return undefined;
+  }
+
+  cancel(entry: RetryEntry): void {
+    entry.cancelled = true;
+    const key = deviceKey(entry.userId, entry.deviceId);
+    const device = this.#byDevice.get(key);
+    if (device?.get(entry.out.msg.id) === entry) {
+      device.delete(entry.out.msg.id);
+      if (!device.size) this.#byDevice.delete(key);
+    }
+  }
+
+  /** Drops every entry of a device (it disconnected: what it lacks stays pending in the store). */
+  cancelDevice(userId: bigint, deviceId: string): void {
+    const key = deviceKey(userId, deviceId);
+    for (const e of this.#byDevice.get(key)?.values() ?? []) e.cancelled = true;
+    this.#byDevice.delete(key);
+  }
+
+  /** Live entries (metrics, tests). */
+  get size(): number {
+    let n = 0;
+    for (const d of this.#byDevice.values()) n += d.size;
+    return n;
+  }
+
+  /** Fires every attempt due up to now. */
+  advance(): void {
+    const now = this.now();
+    const target = Math.floor(now / this.tickMs);
+    for (let slot = this.#lastSlot + 1; slot <= target; slot++) {
+      const entries = this.#slots.get(slot);
+      if (!entries) continue;
+      this.#slots.delete(slot);
+      for (const e of entries) this.#fire(e, now);
+    }
+    this.#lastSlot = Math.max(this.#lastSlot, target);
+  }
+
+  #schedule(e: RetryEntry, from: number): void {
+    e.due = from + e.schedule[e.next]!;
+    // Never into a slot already passed: at the earliest the next one.
+    const slot = Math.max(Math.ceil(e.due / this.tickMs), this.#lastSlot + 1);
+    let list = this.#slots.get(slot);
+    if (!list) this.#slots.set(slot, (list = []));
+    list.push(e);
+  }
+
+  #fire(e: RetryEntry, now: number): void {
+    if (e.cancelled) return;
+    const delivered = this.attempt(e);
+    e.next++;
+    if (!delivered || e.next >= e.schedule.length) {
+      // Last attempt made (or nobody to send to): the message simply stays pending for this device.
+      this.cancel(e);
+      return;
+    }
+    this.#schedule(e, now);
+  }
+}

@@ -1,0 +1,37 @@
+/** Conversions between stored rows and §2.8 messages. */
+import { parseJson, stringifyJson } from "../protocol/json.ts";
+import type { MessageRecord } from "./inbox.ts";
+import type { ImMessage } from "./ports.ts";
+import type { MessageRow } from "./writer.ts";
+
+export function toRow(msg: ImMessage, serverId: bigint): MessageRow & { id: bigint; serverTs: number } {
+  return {
+    id: serverId,
+    clientId: msg.id,
+    chatType: msg.type,
+    fromId: msg.from,
+    toId: msg.to,
+    msgType: msg.msg_type ?? "",
+    action: msg.action ?? "",
+    payload: msg.payloadJson ?? stringifyJson(msg.payload),
+    e2ee: msg.e2ee ? stringifyJson(msg.e2ee) : null,
+    createdAt: msg.created_at === undefined ? null : stringifyJson(msg.created_at),
+    serverTs: msg.server_ts,
+  };
+}
+
+/** A stored message as the §2.8 object REST answers carry (S2C `from` is ""). */
+export function toWire(r: MessageRecord): Record<string, unknown> {
+  return {
+    id: r.clientId,
+    type: r.chatType,
+    from: r.fromId ?? "",
+    to: r.toId,
+    payload: parseJson(r.payload),
+    ...(r.createdAt !== null ? { created_at: parseJson(r.createdAt) } : {}),
+    server_ts: r.serverTs,
+    ...(r.action ? { action: r.action } : {}),
+    msg_type: r.msgType,
+    ...(r.e2ee !== null ? { e2ee: parseJson(r.e2ee) } : {}),
+  };
+}

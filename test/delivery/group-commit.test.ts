@@ -1,0 +1,48 @@
+import { describe, expect, test } from "bun:test";
+import { GroupCommit } from "../../src/delivery/group-commit.ts";
+
+describe("GroupCommit", () => {
+  test("items enqueued together share one write; results come back in order", async () => {
+    const writes: number[][] = [];
+    const gc = new GroupCommit<number, string>(async (items) => {
+      writes.push(items);
+      return items.map((i) => `r${i}`);
+    }, 100);
+    const results = await Promise.all([1, 2, 3].map((i) => gc.add(i)));
+    expect(results).toEqual(["r1", "r2", "r3"]);
+    expect(writes).toEqual([[1, 2, 3]]);
+  });
+
+  test("while a batch is in flight the next one accumulates; maxBatch splits", async () => {
+    const writes: number[][] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const gc = new GroupCommit<number, number>(async (items) => {
+      writes.push(items);
+      if (writes.length === 1) await gate;
+      return items;
+    }, 3);
+    const first = gc.add(0);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toEqual([[0]]);
+    const rest = [1, 2, 3, 4, 5].map((i) => gc.add(i));
+    expect(gc.pending).toBe(5);
+    release();
+    await Promise.all([first, ...rest]);
+    expect(writes).toEqual([[0], [1, 2, 3], [4, 5]]);
+    expect(gc.batches).toBe(3);
+  });
+
+  test("a failed write rejects every item of its batch and the queue goes on", async () => {
+    let fail = true;
+    const gc = new GroupCommit<number, number>(async (items) => {
+      if (fail) throw new Error("db down");
+      return items;
+    }, 10);
+    const settled = await Promise.allSettled([gc.add(1), gc.add(2)]);
+    expect(settled.map((s) => s.status)).toEqual(["rejected", "rejected"]);
+    fail = false;
+    expect(await gc.add(3)).toBe(3);
+    await gc.flush();
+  });
+});

@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { userDevices, users } from "../../src/db/schema/index.ts";
+import type { Delivery } from "../../src/delivery/index.ts";
+import { api, startTestNode, type TestNode } from "../support/node.ts";
+import { storeKinds } from "../support/stores.ts";
+import { TestSessions, TestSocial, uplink } from "./harness.ts";
+
+const ALICE = 300000000000000001n;
+const BOB = 300000000000000002n;
+const CAROL = 300000000000000003n;
+const GROUP = 400000000000000001n;
+
+for (const kind of storeKinds()) {
+  describe(`/api/v1/msg [${kind}]`, () => {
+    let node: TestNode;
+    let delivery: Delivery;
+    const sessions = new TestSessions();
+    const social = new TestSocial().befriend(ALICE, BOB).befriend(ALICE, CAROL);
+    social.groups.set(GROUP, [ALICE, BOB]);
+    const tokens = new Map<string, string>();
+    const token = async (user: bigint, device: string) => {
+      const key = `${user}/${device}`;
+      if (!tokens.has(key)) tokens.set(key, (await node.services.tokens.pair(user, device)).token);
+      return tokens.get(key)!;
+    };
+    const sendAll = async (from: bigint, device: string, list: Record<string, unknown>[]) => {
+      const s = sessions.session(from, device) ?? sessions.open(from, device);
+      for (const m of list) delivery.engine.onMessage(s, m);
+      await delivery.flush();
+      return list.map((m) => m.id as string);
+    };
+
+    beforeAll(async () => {
+      node = await startTestNode(kind, {}, { delivery: { sessions, social } });
+      delivery = node.services.delivery!;
+      sessions.delivery = delivery;
+      // Tokens are honoured only for existing accounts.
+      await node.services.store.db
+        .insert(users)
+        .values([ALICE, BOB, CAROL].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+    });
+    afterAll(() => node.stop());
+
+    test("a token is required", async () => {
+      const res = await api(node, "GET", "/api/v1/msg/offline");
+      expect(res.status).toBe(401);
+    });
+
+    test("offline pull pages the exact unacked set oldest first; offline_ack answers in the batch shape", async () => {
+      const bob = await token(BOB, "b1");
+      const first = await api(node, "GET", "/api/v1/msg/offline", { token: bob });
+      expect(first.body).toMatchObject({ code: 0, payload: { list: [], has_more: false } });
+
+      const ids = await sendAll(ALICE, "a1", [
+        uplink("C2C", ALICE, BOB),
+        uplink("C2C", ALICE, BOB, { payload: { text: "big", uid: 300000000000000009n } }),
+        uplink("C2C", ALICE, BOB),
+      ]);
+      const page = await api(node, "GET", "/api/v1/msg/offline?limit=2", { token: bob });
+      expect(page.status).toBe(200);
+      expect(page.body.payload.has_more).toBe(true);
+      expect(page.body.payload.list.map((m: { id: string }) => m.id)).toEqual(ids.slice(0, 2));
+      const second = page.body.payload.list[1];
+      expect(second).toMatchObject({ type: "C2C", from: ALICE, to: BOB, msg_type: "text", payload: { text: "big", uid: 300000000000000009n } });
+      expect(page.text).toContain('"uid":300000000000000009');
+
+      const ack = await api(node, "POST", "/api/v1/msg/offline_ack", { token: bob, body: { msg_ids: [ids[0], ids[1], "C2C.1.1.unknown"] } });
+      expect(ack.body).toMatchObject({
+        code: 0,
+        payload: { success: [ids[0], ids[1]], failed: [{ id: "C2C.1.1.unknown", error: "not found" }] },
+      });
+      await delivery.notifier.notify([BOB], "apply_friend", { from_id: CAROL });
+      const rest = await api(node, "GET", "/api/v1/msg/offline", { token: bob });
+      expect(rest.body.payload).toMatchObject({ has_more: false });
+      const list = rest.body.payload.list;
+      expect(list.map((m: { id: string }) => m.id).slice(0, 1)).toEqual([ids[2]]);
+      expect(list[1]).toMatchObject({ type: "S2C", from: "", to: BOB, action: "apply_friend", msg_type: "", payload: { from_id: CAROL } });
+      expect(list).toHaveLength(2);
+      // Alice's sending device has nothing pending.
+      const alice = await api(node, "GET", "/api/v1/msg/offline", { token: await token(ALICE, "a1") });
+      expect(alice.body.payload.list).toEqual([]);
+    });
+
+    test("did names another device only when it is one of the caller's active devices", async () => {
+      const bob = await token(BOB, "b1");
+      const stranger = await api(node, "GET", "/api/v1/msg/offline?did=someone-elses", { token: bob });
+      expect(stranger.status).toBe(403);
+      await node.services.store.db.insert(userDevices).values([
+        { userId: BOB, deviceId: "b2", createdAt: node.services.now() - 60_000 },
+        { userId: BOB, deviceId: "b3", status: -1 },
+      ]);
+      const ok = await api(node, "GET", "/api/v1/msg/offline?did=b2", { token: bob });
+      expect(ok.status).toBe(200);
+      // Registered a minute ago: it sees what was stored since (the earlier test's messages), not older history.
+      expect(ok.body.payload.list.length).toBeGreaterThan(0);
+      const gone = await api(node, "POST", "/api/v1/msg/offline_ack", { token: bob, body: { did: "b3", msg_ids: ["C2C.1.1.a"] } });
+      expect(gone.status).toBe(403);
+      const bad = await api(node, "POST", "/api/v1/msg/offline_ack", { token: bob, body: { msg_ids: [] } });
+      expect(bad.status).toBe(400);
+    });
+
+    test("history pages newest first with before_id, only for the caller's conversations", async () => {
+      const ids = await sendAll(ALICE, "a1", Array.from({ length: 5 }, () => uplink("C2C", ALICE, CAROL)));
+      const carol = await token(CAROL, "c1");
+      const seen: string[] = [];
+      let before: string | undefined;
+      for (;;) {
+        const q: string = `/api/v1/msg/history?chat_type=c2c&peer_id=${ALICE}&limit=2${before ? `&before_id=${before}` : ""}`;
+        const res = await api(node, "GET", q, { token: carol });
+        expect(res.status).toBe(200);
+        const list = res.body.payload.list as { id: string }[];
+        seen.push(...list.map((m) => m.id));
+        if (!res.body.payload.has_more) break;
+        before = list[list.length - 1]!.id;
+      }
+      expect(seen).toEqual([...ids].reverse());
+      // Bob asking about Alice sees his own conversation with her, never Alice–Carol.
+      const bob = await api(node, "GET", `/api/v1/msg/history?chat_type=c2c&peer_id=${ALICE}&limit=100`, { token: await token(BOB, "b1") });
+      expect(bob.body.payload.list.some((m: { id: string }) => ids.includes(m.id))).toBe(false);
+      const foreign = await api(node, "GET", `/api/v1/msg/history?chat_type=c2c&peer_id=${ALICE}&before_id=${ids[0]}`, { token: await token(BOB, "b1") });
+      expect(foreign.status).toBe(400);
+    });
+
+    test("group history needs membership", async () => {
+      const ids = await sendAll(ALICE, "a1", [uplink("C2G", ALICE, GROUP), uplink("C2G", ALICE, GROUP)]);
+      const bob = await api(node, "GET", `/api/v1/msg/history?chat_type=C2G&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
+      expect(bob.body.payload.list.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
+      const carol = await api(node, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${GROUP}`, { token: await token(CAROL, "c1") });
+      expect(carol.status).toBe(403);
+      const badType = await api(node, "GET", `/api/v1/msg/history?chat_type=c2s&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
+      expect(badType.status).toBe(400);
+    });
+
+    test("read sync reaches the reader's other devices only", async () => {
+      const b1 = sessions.open(BOB, "b1");
+      const b2 = sessions.open(BOB, "b2");
+      await delivery.flush();
+      const res = await api(node, "POST", "/api/v1/msg/read", { token: await token(BOB, "b1"), body: { peer_id: ALICE, msg_id: "C2C.5.6.abc" } });
+      expect(res.body).toMatchObject({ code: 0 });
+      expect(b1.msgs({ action: "message_read_sync" })).toHaveLength(0);
+      expect(b2.msgs({ action: "message_read_sync" }).map((m) => m.payload)).toEqual([{ user_id: BOB, peer_id: ALICE, msg_id: "C2C.5.6.abc" }]);
+      const bad = await api(node, "POST", "/api/v1/msg/read", { token: await token(BOB, "b1"), body: { peer_id: ALICE, msg_id: "nope" } });
+      expect(bad.status).toBe(400);
+    });
+  });
+}

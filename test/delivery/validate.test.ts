@@ -1,0 +1,138 @@
+import { describe, expect, test } from "bun:test";
+import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
+import { validateUplink } from "../../src/delivery/validate.ts";
+
+const ME = 300000000000000001n;
+const base = (over: Record<string, unknown> = {}) => ({
+  id: "C2C.123456789012345678.1763888400000.aB3",
+  type: "C2C",
+  from: ME,
+  to: 300000000000000002n,
+  msg_type: "text",
+  payload: { text: "hi" },
+  ...over,
+});
+const E2EE = {
+  e2ee: true,
+  e2ee_ver: 1,
+  e2ee_suite: "RSA-OAEP-256+AES-256-GCM",
+  nonce: "AAECAwQFBgcICQoL",
+  keys: [{ did: "dev-1", kid: "k1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }],
+};
+
+describe("message id", () => {
+  test.each([
+    ["C2C.1.2.a", true],
+    ["S2C.18446744073709551615.1763888400000.Zz09", true],
+    ["C2C.18446744073709551616.1.a", false], // above uint64
+    ["C2X.1.2.a", false],
+    ["C2C.1.2.", false],
+    ["C2C.1.2.a-b", false],
+    [`C2C.1.2.${"a".repeat(33)}`, false],
+    [`C2C.1.2.${"a".repeat(32)}`, true],
+    ["C2C.-1.2.a", false],
+    ["C2C.1.2.a.b", false],
+  ])("%s → %p", (id, good) => {
+    expect(parseMessageId(id) !== undefined).toBe(good);
+  });
+  test("tsid segment", () => {
+    expect(tsidSegment("C2C.77.2.a")).toBe("77");
+    expect(tsidSegment("nope")).toBeUndefined();
+  });
+});
+
+describe("validateUplink", () => {
+  const good: [string, Record<string, unknown>][] = [
+    ["text", {}],
+    ["text as content", { payload: { content: "hi" } }],
+    ["from as decimal string", { from: ME.toString() }],
+    ["to as safe number", { to: 42 }],
+    ["empty action", { action: "" }],
+    ["e2ee empty string", { e2ee: "" }],
+    ["e2ee false", { e2ee: { e2ee: false } }],
+    ["created_at RFC 3339", { created_at: "2026-11-23T09:00:00.123456Z" }],
+    ["created_at ms", { created_at: 1763888400000 }],
+    ["textStream", { msg_type: "textStream", payload: { text: "a", index: 0, is_end: 1, stream_id: "s" } }],
+    ["image with numeric strings", { msg_type: "image", payload: { uri: "u", size: "10", width: 1, height: 2 } }],
+    ["imageMulti", { msg_type: "imageMulti", payload: { images: [{ uri: "u", size: 1, width: 1, height: 1 }], total: 1 } }],
+    ["file", { msg_type: "file", payload: { uri: "u", name: "n", size: 1, mime_type: "text/plain" } }],
+    ["location", { msg_type: "location", payload: { latitude: 1.5, longitude: -2, title: "", address: "x" } }],
+    ["voice", { msg_type: "voice", payload: { uri: "u", duration_ms: 10, size: 1 } }],
+    ["video", { msg_type: "video", payload: { uri: "u", duration_ms: 10, size: 1, width: 1, height: 1 } }],
+    ["system", { msg_type: "system", payload: {} }],
+    ["quote", { msg_type: "quote", payload: { quote_msg_id: "C2C.1.2.a", quote_text: "q", text: "t" } }],
+    ["revoked", { msg_type: "revoked", payload: {} }],
+    ["visitCard with big uid", { msg_type: "visitCard", payload: { uid: 300000000000000009n, title: "t", avatar: "" } }],
+    ["webrtcAudio", { msg_type: "webrtcAudio", payload: { call_type: "offer", sdp: "v=0" } }],
+    ["webrtcVideo", { msg_type: "webrtcVideo", payload: { call_type: 1, sdp: "v=0" } }],
+    ["custom", { msg_type: "custom", payload: { custom_type: "poll", q: 1 } }],
+    ["unsupported", { msg_type: "unsupported", payload: { anything: true } }],
+    ["encrypted", { payload: "Q2lwaGVy", e2ee: E2EE }],
+    ["C2S to a bot", { id: "C2S.1.2.a", type: "C2S", payload: { text: "hi", topic_id: 3 } }],
+    ["C2G", { id: "C2G.1.2.a", type: "C2G" }],
+    ["reply_to map", { reply_to: { msg_id: "C2C.1.2.b", from_id: 5 } }],
+  ];
+  test.each(good)("accepts %s", (_name, over) => {
+    const r = validateUplink(base(over), ME, 1000);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.msg.from).toBe(ME);
+    expect(r.msg.server_ts).toBe(1000);
+    expect(typeof r.msg.payloadJson).toBe("string");
+  });
+
+  const bad: [string, Record<string, unknown>, RegExp][] = [
+    ["missing id", { id: undefined }, /^id/],
+    ["bad id shape", { id: "C2C.x.2.a" }, /^id/],
+    ["id type mismatch", { id: "C2G.1.2.a" }, /does not match/],
+    ["S2C from a client", { id: "S2C.1.2.a", type: "S2C" }, /may not send S2C/],
+    ["unknown type", { type: "X" }, /^type/],
+    ["from is someone else", { from: ME + 1n }, /signed-in user/],
+    ["from unsafe number", { from: 2 ** 60 }, /^from/],
+    ["missing to", { to: undefined }, /^to/],
+    ["action on C2C", { action: "online" }, /only S2C/],
+    ["missing msg_type", { msg_type: undefined }, /msg_type/],
+    ["unknown msg_type", { msg_type: "gif" }, /unknown value/],
+    ["text without text", { payload: { txt: "x" } }, /^payload/],
+    ["payload array", { payload: ["x"] }, /must be an object/],
+    ["payload string without e2ee", { payload: "Q2lw" }, /must be an object/],
+    ["image without uri", { msg_type: "image", payload: { size: 1, width: 1, height: 1 } }, /payload\.uri/],
+    ["file size not a number", { msg_type: "file", payload: { uri: "u", name: "n", size: "big", mime_type: "x" } }, /payload/],
+    ["C2S without topic_id", { id: "C2S.1.2.a", type: "C2S", payload: { text: "hi" } }, /topic_id/],
+    ["e2ee wrong version", { payload: "Q2lw", e2ee: { ...E2EE, e2ee_ver: 2 } }, /e2ee\.e2ee_ver/],
+    ["e2ee no keys", { payload: "Q2lw", e2ee: { ...E2EE, keys: [] } }, /e2ee\.keys/],
+    ["e2ee key without did", { payload: "Q2lw", e2ee: { ...E2EE, keys: [{ wrap_alg: "a", ek: "ZQ==" }] } }, /did/],
+    ["e2ee object payload", { e2ee: E2EE }, /Base64/],
+    ["e2ee non-Base64 payload", { payload: "not base64!", e2ee: E2EE }, /Base64/],
+    ["e2ee missing nonce", { payload: "Q2lw", e2ee: { ...E2EE, nonce: undefined } }, /nonce/],
+    ["created_at object", { created_at: {} }, /created_at/],
+    ["reply_to without msg_id", { reply_to: { from_id: 1 } }, /reply_to/],
+  ];
+  test.each(bad)("refuses %s", (_name, over, reason) => {
+    const r = validateUplink(base(over), ME, 1000);
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.reason).toMatch(reason);
+  });
+
+  test("in_reply_to names the id when it is readable", () => {
+    const r = validateUplink(base({ action: "x" }), ME, 1);
+    expect(r).toMatchObject({ ok: false, inReplyTo: "C2C.123456789012345678.1763888400000.aB3" });
+    const r2 = validateUplink(base({ id: 5 }), ME, 1);
+    expect(r2.ok).toBe(false);
+    expect((r2 as { inReplyTo?: string }).inReplyTo).toBeUndefined();
+  });
+
+  test("payload stringified once, ids exact; reply_to kept in the payload, never in_reply_to", () => {
+    const r = validateUplink(base({ payload: { text: "hi", uid: 300000000000000009n }, reply_to: { msg_id: "C2C.9.9.q" } }), ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.msg.payloadJson).toBe('{"text":"hi","uid":300000000000000009,"reply_to":{"msg_id":"C2C.9.9.q"}}');
+    expect(r.msg.in_reply_to).toBeUndefined();
+  });
+
+  test("encrypted payload stored as a JSON string literal with its metadata", () => {
+    const r = validateUplink(base({ payload: "Q2lwaGVy", e2ee: E2EE }), ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.msg.payloadJson).toBe('"Q2lwaGVy"');
+    expect(r.msg.e2ee?.keys[0]?.did).toBe("dev-1");
+  });
+});
