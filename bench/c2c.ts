@@ -13,7 +13,7 @@
  */
 import { num, nums } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
-import { ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
+import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
@@ -33,19 +33,8 @@ const P = {
   rounds: c.rounds,
 };
 
-/** Ibis targets carry their friend pairs' ids and tokens (decimal: params travel as JSON). */
-type Target = ProtoTarget & { pairs?: { users: [string, string][]; tokens: [string, string][]; selfAck: boolean } };
-
-/** `n` friend pairs of real users, with tokens for both devices of each pair. */
-async function friendPairs(h: IbisHandle, n: number, selfAck: boolean): Promise<NonNullable<Target["pairs"]>> {
-  const ids = await h.users(2 * n);
-  const pairs = Array.from({ length: n }, (_, i) => [ids[2 * i]!, ids[2 * i + 1]!] as const);
-  await h.befriend(pairs);
-  const tokens = await Promise.all(
-    pairs.map(async ([a, b], i) => [await h.token(a, `c2c-a-${i}`), await h.token(b, `c2c-b-${i}`)] as [string, string]),
-  );
-  return { users: pairs.map(([a, b]) => [a.toString(), b.toString()]), tokens, selfAck };
-}
+/** Ibis targets carry their friend pairs' ids and tokens. */
+type Target = ProtoTarget & { pairs?: FriendPairs };
 
 /** One round: `clients` processes, each with its own slice of pairs; rate 0 = closed loop. */
 const c2cRound = (t: Target, rate: number) =>

@@ -1,14 +1,17 @@
 /**
  * limit: the 16 MiB frame limit end to end. Raw side: 16 MiB + 9-byte
  * (svc.v2 header + a full 16 MiB payload) binary frames round-trip through a
- * bare Bun echo and a Node `ws` echo: MB/s. Ibis side (once /ws is served):
- * a frame declaring 16 MiB + 1 must be answered with ERROR frame_too_large
- * and a ping on the same connection must still get its pong.
+ * bare Bun echo and a Node `ws` echo: MB/s. Ibis side: a frame declaring
+ * 16 MiB + 1 must be answered with ERROR frame_too_large and a ping on the
+ * same connection must still get its pong (a failure fails the run); MB/s of
+ * the largest C2C that fits one frame, sent to a friend and delivered (stored,
+ * acked and confirmed), one in flight.
  *
  *   bun run bench:limit [--count 8] [--mib 16] [--smoke]
  */
 import { num } from "./lib/args.ts";
-import { ibisSides, type IbisHandle } from "./lib/ibis.ts";
+import { IdGenerator } from "../src/ids/tsid.ts";
+import { friendPairs, ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
 import { measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients, type RunningServer } from "./lib/proc.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
@@ -59,7 +62,7 @@ async function frameLimitCheck(h: IbisHandle): Promise<{ ok: boolean; detail: st
 await scenarioMain(async (cleanup) => {
   const bun = cleanup.add(await baseline("bun-echo", "echo.ts"));
   const node = await nodePeer(c, cleanup);
-  const targets: { name: string; kind: "baseline" | "peer"; server: RunningServer }[] = [{ name: "bun-echo", kind: "baseline", server: bun }];
+  const targets: { name: string; kind: "baseline" | "peer" | "ibis"; server: RunningServer; run?: () => Promise<Round> }[] = [{ name: "bun-echo", kind: "baseline", server: bun }];
   if (node) targets.push({ name: "node-ws-echo", kind: "peer", server: node });
   // ---- Ibis side: the limit check runs as soon as /ws is served; the MB/s side needs a
   // large-frame echo path (a 16 MiB C2C to oneself) plugged in here.
@@ -67,6 +70,26 @@ await scenarioMain(async (cleanup) => {
   for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
     cleanup.add(h);
     checks[h.name] = await frameLimitCheck(h);
+    // MB/s: the largest C2C that fits one frame, to a friend (stored, delivered, acked, confirmed), one in flight.
+    if (!(await routesC2c(h))) continue;
+    const pairs = await friendPairs(h, 1, false);
+    const text = P.mib * MiB - 512; // the §2.8 JSON around it stays inside the frame's payload limit
+    targets.push({
+      name: h.name,
+      kind: "ibis",
+      server: h.server,
+      run: () =>
+        measure([h.server.pid], async () => {
+          const r = await runClients<ClientResult>(
+            "bench/load/c2c.ts",
+            1,
+            { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString() } },
+            P.durationMs + 30_000,
+          );
+          // Delivered payload bytes per second (the echo figures count the bytes that came back).
+          return r.map((x) => ({ ...x, mb_per_s: x.seconds ? (Number(x.completed) * text) / MiB / Number(x.seconds) : 0 }));
+        }),
+    });
   }
 
   console.error(`${P.count} frames of ${FRAME} B per round, ${P.rounds} rounds`);
@@ -74,7 +97,7 @@ await scenarioMain(async (cleanup) => {
     targets.map((t) => ({
       name: t.name,
       kind: t.kind,
-      run: () =>
+      run: t.run ?? (() =>
         measure([t.server.pid], () =>
           runClients<ClientResult>(
             "bench/load/echo.ts",
@@ -82,7 +105,7 @@ await scenarioMain(async (cleanup) => {
             { url: t.server.ws, conns: 1, window: 1, mode: "binary", size: FRAME, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count },
             P.durationMs + 30_000,
           ),
-        ),
+        )),
     })),
     P.rounds,
     c.notes,
@@ -96,7 +119,7 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "MB/s (echoed)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %"],
+        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %"],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
           return [t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct, round(m.server_rss_kb / 1024, 1), m.client_cpu_pct];

@@ -240,3 +240,23 @@ export async function routesC2c(h: IbisHandle): Promise<boolean> {
     wb.close();
   }
 }
+
+/** Friend pairs' ids and tokens (decimal: generator params travel as JSON). */
+export interface FriendPairs {
+  users: [string, string][];
+  tokens: [string, string][];
+  /** The node does not route (interim engine): receivers acknowledge SERVER_ACKs themselves. */
+  selfAck: boolean;
+}
+
+/** `n` friend pairs of real users, with tokens for both devices of each pair. */
+export async function friendPairs(h: IbisHandle, n: number, selfAck: boolean): Promise<FriendPairs> {
+  const ids = await h.users(2 * n);
+  const pairs = Array.from({ length: n }, (_, i) => [ids[2 * i]!, ids[2 * i + 1]!] as const);
+  await h.befriend(pairs);
+  const tokens = await Promise.all(
+    pairs.map(async ([a, b], i) => [await h.token(a, `c2c-a-${i}`), await h.token(b, `c2c-b-${i}`)] as [string, string]),
+  );
+  return { users: pairs.map(([a, b]) => [a.toString(), b.toString()]), tokens, selfAck };
+}
+
