@@ -393,6 +393,7 @@ for (const kind of storeKinds()) {
     });
 
     test("presence: online on the first device, offline after the last", async () => {
+      rig.social.presence = true;
       const b1 = rig.sessions.open(BOB, "b1");
       await rig.settle();
       const a1 = rig.sessions.open(ALICE, "a1");
@@ -407,6 +408,23 @@ for (const kind of storeKinds()) {
       await rig.settle();
       expect(b1.msgs({ action: "offline" })).toHaveLength(1);
       expect(a2.msgs({ action: "online" })).toHaveLength(0);
+      // Through the S2C path: retried until acknowledged, and stored for a friend who was away (Carol).
+      rig.advance(1500);
+      expect(b1.msgs({ action: "offline" })).toHaveLength(2);
+      // c1 is seen once (its floor is set), then away while Alice comes and goes.
+      const c1 = rig.sessions.open(CAROL, "c1");
+      await rig.settle();
+      rig.sessions.close(c1);
+      await rig.settle();
+      const a3 = rig.sessions.open(ALICE, "a3");
+      await rig.settle();
+      rig.sessions.close(a3);
+      await rig.settle();
+      const pending = await rig.delivery.inbox.pending(CAROL, "c1", 10);
+      expect(pending.map((p) => [p.chatType, p.action, p.toId])).toEqual([
+        ["S2C", "online", CAROL],
+        ["S2C", "offline", CAROL],
+      ] as never);
     });
 
     test("messages keep their order per connection even when checks finish out of order", async () => {

@@ -94,7 +94,10 @@ export class TestSocial implements SocialGraph {
     if (!members.includes(userId)) return fail("not_group_member", "not a member of this group");
     return ok(members);
   }
+  /** Presence notices are stored S2C: off unless a test is about them, so other tests see only their own messages. */
+  presence = false;
   async friendsOf(userId: bigint): Promise<readonly bigint[]> {
+    if (!this.presence) return [];
     return [...this.friends].map((p) => p.split(":").map(BigInt)).filter((p) => p.includes(userId)).map((p) => (p[0] === userId ? p[1]! : p[0]!));
   }
   async afterGroupMessage(msg: ImMessage, groupId: bigint, serverId: bigint): Promise<void> {
