@@ -137,7 +137,9 @@ for (const kind of storeKinds()) {
       const bob = await api(node, "GET", `/api/v1/msg/history?chat_type=C2G&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
       expect(bob.body.payload.list.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
       const carol = await api(node, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${GROUP}`, { token: await token(CAROL, "c1") });
-      expect(carol.status).toBe(403);
+      expect(carol.body.code).toBe(943);
+      const none = await api(node, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=1`, { token: await token(CAROL, "c1") });
+      expect(none.body.code).toBe(404);
       const badType = await api(node, "GET", `/api/v1/msg/history?chat_type=c2s&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
       expect(badType.status).toBe(400);
     });
