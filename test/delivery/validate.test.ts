@@ -31,6 +31,9 @@ describe("message id", () => {
     [`C2C.1.2.${"a".repeat(33)}`, false],
     [`C2C.1.2.${"a".repeat(32)}`, true],
     ["C2C.-1.2.a", false],
+    ["C2C.1.1.5.a", false],
+    ["C2C.1.x.a", false], // timestamp not decimal
+    ["C2C.1.-2.a", false],
     ["C2C.1.2.a.b", false],
   ])("%s → %p", (id, good) => {
     expect(parseMessageId(id) !== undefined).toBe(good);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { IbisConnection } from "../../src/client/index.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
-import { befriend, connect, signup, withAction, type Account } from "./support.ts";
+import { befriend, connect, message, ofType, signup, withAction, type Account } from "./support.ts";
 
 for (const kind of storeKinds()) {
   describe(`social S2C events to every device [${kind}]`, () => {
@@ -81,6 +81,23 @@ for (const kind of storeKinds()) {
       for (const c of devices("b1", "b2")) {
         expect(c.pending.some((e) => e.kind === "message" && e.msg.action === "group_dissolve")).toBe(false);
       }
+    });
+
+    test("a C2G over a socket with payload.at_uids creates mentions for the members named (real delivery path)", async () => {
+      const made = await call(bob, "/api/v1/group/add", { member_uids: [alice.userId], title: "mentions" });
+      const gid = BigInt(made.group.group_id);
+      for (const c of devices("a1", "a2", "b1", "b2")) c.ack({ type: "S2C", msgId: (await c.nextAction("group_member_join")).id });
+      const m = message("C2G", bob.userId, gid, { text: "@alice @carol", at_uids: [alice.userId, carol.userId] });
+      live.get("b1")!.send(m);
+      await live.get("b1")!.nextMessage(ofType("C2G_SERVER_ACK", m.id));
+      await node.services.delivery!.flush(); // afterGroupMessage runs after the ack
+      const list = await api(node, "POST", "/api/v1/mention/list", { token: alice.tokens["a1"], body: { gid } });
+      expect(list.body.payload.list).toHaveLength(1);
+      expect(list.body.payload.list[0]).toMatchObject({ client_msg_id: m.id, gid, from_uid: bob.userId, is_read: false, is_read_bool: false });
+      // Carol is not a member: no mention, and the group's mentions are not hers to read.
+      expect((await api(node, "POST", "/api/v1/mention/unread", { token: carol.tokens["c1"], body: {} })).body.payload).toEqual({ count: 0 });
+      expect((await api(node, "POST", "/api/v1/mention/list", { token: carol.tokens["c1"], body: { gid } })).body.code).toBe(943);
+      for (const c of devices("a1", "a2")) c.ack({ type: "C2G", msgId: (await c.nextMessage(ofType("C2G", m.id))).id });
     });
 
     test("a device that was away is told to pull and finds every notice it is owed, in order", async () => {
