@@ -14,14 +14,8 @@ import { seedAssistants } from "../../src/domain/social/assistants.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
 import { befriend, connect, message, ofType, signup, withAction, type Account } from "./support.ts";
+import { E2EE } from "../delivery/harness.ts";
 
-const E2EE = {
-  e2ee: true,
-  e2ee_ver: 1,
-  e2ee_suite: "RSA-OAEP-256+AES-256-GCM",
-  nonce: "AAECAwQFBgcICQoL",
-  keys: [{ did: "x", kid: "k1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }],
-};
 
 for (const kind of storeKinds()) {
   describe(`delivery rules over real sockets [${kind}]`, () => {
@@ -87,7 +81,7 @@ for (const kind of storeKinds()) {
         [message("C2C", alice.userId, carol.userId), "not_a_friend"],
         [message("C2C", alice.userId, dave.userId), "in_denylist"],
         [message("C2G", alice.userId, gid), "not_group_member"],
-        [{ ...message("C2C", alice.userId, ai!), payload: "Q2lwaGVy", e2ee: E2EE as ImMessage["e2ee"] }, "permission_denied"],
+        [{ ...message("C2C", alice.userId, ai!), payload: "Q2lwaGVy", e2ee: E2EE }, "permission_denied"],
         [{ ...message("C2S", alice.userId, 4242n), payload: { text: "hi", topic_id: 1 } }, "permission_denied"],
         [{ ...message("C2C", alice.userId, bob.userId), msg_type: "nope" }, "invalid_message"],
         [message("C2C", bob.userId, carol.userId), "invalid_message"], // from is not the connection's user
