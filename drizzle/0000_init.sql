@@ -155,6 +155,8 @@ CREATE INDEX "users_account_type_idx" ON "users" USING btree ("account_type") WH
 CREATE UNIQUE INDEX "messages_sender_client_id_uq" ON "messages" USING btree (coalesce("from_id", 0),"client_id");--> statement-breakpoint
 CREATE INDEX "messages_c2c_pair_idx" ON "messages" USING btree (least("from_id", "to_id"),greatest("from_id", "to_id"),"id") WHERE "messages"."chat_type" = 'C2C';--> statement-breakpoint
 CREATE INDEX "messages_c2g_idx" ON "messages" USING btree ("to_id","id") WHERE "messages"."chat_type" = 'C2G';--> statement-breakpoint
+CREATE INDEX "messages_c2c_from_idx" ON "messages" USING btree ("from_id","server_ts") WHERE "messages"."chat_type" = 'C2C';--> statement-breakpoint
+CREATE INDEX "messages_c2c_to_idx" ON "messages" USING btree ("to_id","server_ts") WHERE "messages"."chat_type" = 'C2C';--> statement-breakpoint
 CREATE INDEX "messages_server_ts_idx" ON "messages" USING btree ("server_ts");--> statement-breakpoint
 CREATE INDEX "messages_client_id_idx" ON "messages" USING btree ("client_id");--> statement-breakpoint
 CREATE INDEX "friend_request_to_idx" ON "friend_request" USING btree ("to_id","status");--> statement-breakpoint

@@ -3,7 +3,7 @@ export interface EmbeddedMigration { readonly tag: string; readonly hash: string
 export const migrations: readonly EmbeddedMigration[] = [
   {
     "tag": "0000_init",
-    "hash": "d230023e57358a72e816949d268f4865cd9004858e8208a82a9dea24591eb4af",
+    "hash": "2cff71245634c7a976a9b47aa0ecf729743b25d240eb72508f96bfb1e0080c90",
     "statements": [
       "CREATE TABLE \"account_logout\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"reason\" text DEFAULT '' NOT NULL,\n\t\"requested_at\" bigint NOT NULL,\n\t\"delete_after_at\" bigint NOT NULL\n);",
       "CREATE TABLE \"user_device\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"device_type\" text DEFAULT '' NOT NULL,\n\t\"trust_state\" text DEFAULT 'unverified' NOT NULL,\n\t\"status\" smallint DEFAULT 1 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"last_seen_at\" bigint NOT NULL,\n\tCONSTRAINT \"user_device_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
@@ -27,6 +27,8 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\");",
       "CREATE INDEX \"messages_c2c_pair_idx\" ON \"messages\" USING btree (least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\"),\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
       "CREATE INDEX \"messages_c2g_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
+      "CREATE INDEX \"messages_c2c_from_idx\" ON \"messages\" USING btree (\"from_id\",\"server_ts\") WHERE \"messages\".\"chat_type\" = 'C2C';",
+      "CREATE INDEX \"messages_c2c_to_idx\" ON \"messages\" USING btree (\"to_id\",\"server_ts\") WHERE \"messages\".\"chat_type\" = 'C2C';",
       "CREATE INDEX \"messages_server_ts_idx\" ON \"messages\" USING btree (\"server_ts\");",
       "CREATE INDEX \"messages_client_id_idx\" ON \"messages\" USING btree (\"client_id\");",
       "CREATE INDEX \"friend_request_to_idx\" ON \"friend_request\" USING btree (\"to_id\",\"status\");",

@@ -219,17 +219,13 @@ export class Engine implements DeliveryEngine, Notifier {
     return this.d.sessions.sessionsOf(session.userId).every((s) => s.connId === session.connId);
   }
 
-  /** Presence is a live notice: pushed to friends' open sessions, not stored. */
+  /**
+   * Presence goes the S2C way (issue 5): stored per friend, retried, pulled
+   * offline; a client orders online/offline by the notice ids.
+   */
   async #presence(userId: bigint, action: "online" | "offline"): Promise<void> {
     const friends = await this.d.social.friendsOf(userId);
-    const payload = { user_id: userId, uid: userId };
-    const payloadJson = stringifyJson(payload);
-    for (const friend of friends) {
-      const sessions = this.d.sessions.sessionsOf(friend);
-      if (!sessions.length) continue;
-      const out = new Outbound(this.#minted("S2C", null, friend, payload, payloadJson, { action }).msg);
-      for (const s of sessions) s.send(out);
-    }
+    if (friends.length) await this.notify(friends, action, { user_id: userId, uid: userId });
   }
 
   /**

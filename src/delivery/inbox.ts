@@ -73,17 +73,23 @@ export class InboxReader {
 
   /**
    * A frame ACK names only the tsid segment: the message is looked up among the
-   * device's pending messages of that direction whose id has that segment.
+   * device's pending messages of that direction whose id has that segment, else
+   * (a repeated ACK of a message already acknowledged) among the user's inbox.
    */
   async resolveTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): Promise<{ serverId: bigint; clientId: string } | undefined> {
-    const rows = await this.store.db
-      .select({ id: messages.id, clientId: messages.clientId })
-      .from(inbox)
-      .innerJoin(messages, eq(messages.id, inbox.messageId))
-      .where(and(pendingWhere(userId, deviceId), eq(messages.chatType, type), sql`split_part(${messages.clientId}, '.', 2) = ${tsid}`))
-      .orderBy(inbox.messageId)
-      .limit(1);
-    return rows[0] ? { serverId: rows[0].id, clientId: rows[0].clientId } : undefined;
+    const match = and(eq(messages.chatType, type), sql`split_part(${messages.clientId}, '.', 2) = ${tsid}`);
+    const find = async (where: SQL | undefined) => {
+      const rows = await this.store.db
+        .select({ id: messages.id, clientId: messages.clientId })
+        .from(inbox)
+        .innerJoin(messages, eq(messages.id, inbox.messageId))
+        .where(and(where, match))
+        .orderBy(inbox.messageId)
+        .limit(1);
+      return rows[0] ? { serverId: rows[0].id, clientId: rows[0].clientId } : undefined;
+    };
+    // The pending set is short; the whole inbox is read only for a repeat.
+    return (await find(pendingWhere(userId, deviceId))) ?? (await find(eq(inbox.userId, userId)));
   }
 
   /** Server id of a message of one conversation named by its §2.8 id (history's before_id). */

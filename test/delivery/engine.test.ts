@@ -259,12 +259,19 @@ for (const kind of storeKinds()) {
       await rig.settle();
       expect(only(b1, { type: "CLIENT_ACK_CONFIRM" }).id).toBe(m1.id as string);
       expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
-      // Acking it again (full id) is confirmed again; an unknown id is refused.
+      // Acks are idempotent: again by full id and again by tsid (frame ACK) are confirmed again, one mark kept.
       rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m1.id as string, did: "b1" });
-      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: "C2C.5.5.nope", did: "b1" });
       await rig.settle();
-      expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" })).toHaveLength(2);
-      expect(only(b1, { action: "invalid_message" })).toMatchObject({ in_reply_to: "C2C.5.5.nope" });
+      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: (m1.id as string).split(".")[1]!, did: "b1", tsidOnly: true });
+      await rig.settle();
+      // An unknown id (or a tsid of the wrong direction) is refused.
+      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: "C2C.5.5.nope", did: "b1" });
+      rig.delivery.engine.onAck(b1, { type: "S2C", msgId: (m1.id as string).split(".")[1]!, did: "b1", tsidOnly: true });
+      await rig.settle();
+      expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).map((c) => c.id)).toEqual([m1.id, m1.id, m1.id] as string[]);
+      expect(b1.msgs({ action: "invalid_message" }).map((x) => x.in_reply_to)).toEqual(["C2C.5.5.nope", (m1.id as string).split(".")[1]!]);
+      const marks = await ts.store.db.select().from(deliveryMarks).where(and(eq(deliveryMarks.userId, BOB), eq(deliveryMarks.deviceId, "b1")));
+      expect(marks).toHaveLength(1);
     });
 
     test("an ack naming another device is refused and marks nothing", async () => {
@@ -386,6 +393,7 @@ for (const kind of storeKinds()) {
     });
 
     test("presence: online on the first device, offline after the last", async () => {
+      rig.social.presence = true;
       const b1 = rig.sessions.open(BOB, "b1");
       await rig.settle();
       const a1 = rig.sessions.open(ALICE, "a1");
@@ -400,6 +408,23 @@ for (const kind of storeKinds()) {
       await rig.settle();
       expect(b1.msgs({ action: "offline" })).toHaveLength(1);
       expect(a2.msgs({ action: "online" })).toHaveLength(0);
+      // Through the S2C path: retried until acknowledged, and stored for a friend who was away (Carol).
+      rig.advance(1500);
+      expect(b1.msgs({ action: "offline" })).toHaveLength(2);
+      // c1 is seen once (its floor is set), then away while Alice comes and goes.
+      const c1 = rig.sessions.open(CAROL, "c1");
+      await rig.settle();
+      rig.sessions.close(c1);
+      await rig.settle();
+      const a3 = rig.sessions.open(ALICE, "a3");
+      await rig.settle();
+      rig.sessions.close(a3);
+      await rig.settle();
+      const pending = await rig.delivery.inbox.pending(CAROL, "c1", 10);
+      expect(pending.map((p) => [p.chatType, p.action, p.toId])).toEqual([
+        ["S2C", "online", CAROL],
+        ["S2C", "offline", CAROL],
+      ] as never);
     });
 
     test("messages keep their order per connection even when checks finish out of order", async () => {

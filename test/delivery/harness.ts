@@ -6,7 +6,7 @@
  */
 import { testConfig, type Config } from "../../src/config/index.ts";
 import { createDelivery, type Delivery } from "../../src/delivery/index.ts";
-import type { Outbound, SendOutcome, Session, SessionRegistry, SocialGraph, ImMessage } from "../../src/delivery/ports.ts";
+import type { E2eeMeta, Outbound, SendOutcome, Session, SessionRegistry, SocialGraph, ImMessage } from "../../src/delivery/ports.ts";
 import type { Store } from "../../src/db/store.ts";
 import { fail, ok, type Result } from "../../src/domain/errors.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
@@ -94,7 +94,10 @@ export class TestSocial implements SocialGraph {
     if (!members.includes(userId)) return fail("not_group_member", "not a member of this group");
     return ok(members);
   }
+  /** Presence notices are stored S2C: off unless a test is about them, so other tests see only their own messages. */
+  presence = false;
   async friendsOf(userId: bigint): Promise<readonly bigint[]> {
+    if (!this.presence) return [];
     return [...this.friends].map((p) => p.split(":").map(BigInt)).filter((p) => p.includes(userId)).map((p) => (p[0] === userId ? p[1]! : p[0]!));
   }
   async afterGroupMessage(msg: ImMessage, groupId: bigint, serverId: bigint): Promise<void> {
@@ -173,3 +176,12 @@ export function uplink(type: "C2C" | "C2G" | "C2S", from: bigint, to: bigint, ov
     ...over,
   };
 }
+
+/** Well-formed §2.8 E2EE metadata (the payload beside it is a Base64 string). */
+export const E2EE: E2eeMeta = {
+  e2ee: true,
+  e2ee_ver: 1,
+  e2ee_suite: "RSA-OAEP-256+AES-256-GCM",
+  nonce: "AAECAwQFBgcICQoL",
+  keys: [{ did: "dev-1", kid: "k1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }],
+};

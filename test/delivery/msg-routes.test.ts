@@ -81,6 +81,17 @@ for (const kind of storeKinds()) {
       expect(alice.body.payload.list).toEqual([]);
     });
 
+    test("offline_ack cancels the device's live retry on this node", async () => {
+      const b1 = sessions.open(BOB, "b-live");
+      await delivery.flush();
+      const [id] = await sendAll(ALICE, "a1", [uplink("C2C", ALICE, BOB)]);
+      expect(delivery.core.wheel.find(BOB, "b-live", id!)).toBeDefined();
+      const ack = await api(node, "POST", "/api/v1/msg/offline_ack", { token: await token(BOB, "b-live"), body: { msg_ids: [id] } });
+      expect(ack.body.payload).toMatchObject({ success: [id], failed: [] });
+      expect(delivery.core.wheel.find(BOB, "b-live", id!)).toBeUndefined();
+      sessions.close(b1);
+    });
+
     test("did names another device only when it is one of the caller's active devices", async () => {
       const bob = await token(BOB, "b1");
       const stranger = await api(node, "GET", "/api/v1/msg/offline?did=someone-elses", { token: bob });
@@ -126,7 +137,9 @@ for (const kind of storeKinds()) {
       const bob = await api(node, "GET", `/api/v1/msg/history?chat_type=C2G&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
       expect(bob.body.payload.list.map((m: { id: string }) => m.id)).toEqual([...ids].reverse());
       const carol = await api(node, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${GROUP}`, { token: await token(CAROL, "c1") });
-      expect(carol.status).toBe(403);
+      expect(carol.body.code).toBe(943);
+      const none = await api(node, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=1`, { token: await token(CAROL, "c1") });
+      expect(none.body.code).toBe(404);
       const badType = await api(node, "GET", `/api/v1/msg/history?chat_type=c2s&peer_id=${GROUP}`, { token: await token(BOB, "b1") });
       expect(badType.status).toBe(400);
     });

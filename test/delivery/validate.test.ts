@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
 import { validateUplink } from "../../src/delivery/validate.ts";
+import { E2EE } from "./harness.ts";
 
 const ME = 300000000000000001n;
 const base = (over: Record<string, unknown> = {}) => ({
@@ -12,13 +13,6 @@ const base = (over: Record<string, unknown> = {}) => ({
   payload: { text: "hi" },
   ...over,
 });
-const E2EE = {
-  e2ee: true,
-  e2ee_ver: 1,
-  e2ee_suite: "RSA-OAEP-256+AES-256-GCM",
-  nonce: "AAECAwQFBgcICQoL",
-  keys: [{ did: "dev-1", kid: "k1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }],
-};
 
 describe("message id", () => {
   test.each([
@@ -31,6 +25,9 @@ describe("message id", () => {
     [`C2C.1.2.${"a".repeat(33)}`, false],
     [`C2C.1.2.${"a".repeat(32)}`, true],
     ["C2C.-1.2.a", false],
+    ["C2C.1.1.5.a", false],
+    ["C2C.1.x.a", false], // timestamp not decimal
+    ["C2C.1.-2.a", false],
     ["C2C.1.2.a.b", false],
   ])("%s → %p", (id, good) => {
     expect(parseMessageId(id) !== undefined).toBe(good);

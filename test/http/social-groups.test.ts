@@ -73,6 +73,9 @@ for (const kind of storeKinds()) {
       expect(a.group).toMatchObject({ gid, member_count: 2, role: "member" });
       expect((await env.call(stranger, "GET", `/api/v1/group/detail?gid=${gid}`)).body.code).toBe(943);
       expect((await env.call(stranger, "GET", `/api/v1/group_member/page?gid=${gid}`)).body.code).toBe(943);
+      // Group history: the real graph, members only.
+      expect((await env.call(m, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${gid}`)).body.code).toBe(0);
+      expect((await env.call(stranger, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${gid}`)).body.code).toBe(943);
       expect((await env.call(m, "GET", `/api/v1/group/detail?gid=999`)).body.code).toBe(404);
       expect((await env.call(m, "GET", `/api/v1/group/detail`)).body.code).toBe(400);
       const page = payloadOf(await env.call(m, "GET", `/api/v1/group_member/page?gid=${gid}&page=1&size=1`));
@@ -162,6 +165,7 @@ for (const kind of storeKinds()) {
       expect(ev!.payload).toEqual({ group_id: gid, gid, user_id: a.id, uid: a.id });
       expect((await env.call(a, "POST", "/api/v1/group_member/leave", { gid })).body.code).toBe(943);
       expect((await env.call(a, "GET", `/api/v1/group/detail?gid=${gid}`)).body.code).toBe(943);
+      expect((await env.call(a, "GET", `/api/v1/msg/history?chat_type=c2g&peer_id=${gid}`)).body.code).toBe(943);
       const owner = await env.call(o, "POST", "/api/v1/group_member/leave", { gid });
       expect(owner.body.code).toBe(403);
       expect(owner.body.msg).toContain("dissolve");

@@ -37,6 +37,10 @@ export const messages = pgTable(
       .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, t.id)
       .where(sql`${t.chatType} = 'C2C'`),
     index("messages_c2g_idx").on(t.toId, t.id).where(sql`${t.chatType} = 'C2G'`),
+    // The conversation list (src/domain/social/conversations.ts): a user's C2C as sender or as receiver,
+    // newest first and `server_ts > last_server_ts` for the incremental pull (a BitmapOr of the two).
+    index("messages_c2c_from_idx").on(t.fromId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
+    index("messages_c2c_to_idx").on(t.toId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
     index("messages_server_ts_idx").on(t.serverTs),
     // Acknowledgements and offline_ack name a message by its §2.8 id only.
     index("messages_client_id_idx").on(t.clientId),

@@ -1,4 +1,4 @@
-import { eq, sql } from "drizzle-orm";
+import { eq, sql, type SQL } from "drizzle-orm";
 import { conversationStates } from "../../db/schema/index.ts";
 import { toId } from "../../ids/tsid.ts";
 import { tryParseJson } from "../../protocol/json.ts";
@@ -61,24 +61,38 @@ function item(type: ConversationType, r: LastRow): Item {
   };
 }
 
+const COLS = sql`m.id, m.client_id, m.chat_type, m.from_id, m.to_id, m.msg_type, m.payload, m.e2ee, m.created_at, m.server_ts`;
+const newerThan = (since: number | undefined) => (since === undefined ? sql`` : sql` and m.server_ts > ${since}`);
+
+/**
+ * The newest C2C per peer of `me`: the partial indexes messages_c2c_from_idx
+ * and messages_c2c_to_idx serve the two sides (test/domain/social/conversations-plan.test.ts).
+ */
+export function lastC2CQuery(me: bigint, since?: number): SQL {
+  return sql`select distinct on (conv)
+      case when m.from_id = ${me} then m.to_id else m.from_id end as conv, ${COLS}
+    from messages m
+    where m.chat_type = 'C2C' and (m.from_id = ${me} or m.to_id = ${me})${newerThan(since)}
+    order by conv, m.server_ts desc, m.id desc`;
+}
+
+/** The newest C2G per group `me` is a member of now (messages_c2g_idx per group). */
+export function lastC2GQuery(me: bigint, since?: number): SQL {
+  return sql`select distinct on (m.to_id) m.to_id as conv, ${COLS}
+    from messages m
+    join im_group_member gm on gm.group_id = m.to_id and gm.user_id = ${me}
+    where m.chat_type = 'C2G'${newerThan(since)}
+    order by m.to_id, m.server_ts desc, m.id desc`;
+}
+
 /** The conversation list (§2.3) and its server-side pin and delete state. */
 export class ConversationService {
   constructor(private readonly ctx: SocialContext) {}
 
   async mine(me: bigint, since?: number) {
-    const newer = since === undefined ? sql`` : sql` and m.server_ts > ${since}`;
-    const cols = sql`m.id, m.client_id, m.chat_type, m.from_id, m.to_id, m.msg_type, m.payload, m.e2ee, m.created_at, m.server_ts`;
     const [c2c, c2g, states] = await Promise.all([
-      this.ctx.store.rows<LastRow>(sql`select distinct on (conv)
-          case when m.from_id = ${me} then m.to_id else m.from_id end as conv, ${cols}
-        from messages m
-        where m.chat_type = 'C2C' and (m.from_id = ${me} or m.to_id = ${me})${newer}
-        order by conv, m.server_ts desc, m.id desc`),
-      this.ctx.store.rows<LastRow>(sql`select distinct on (m.to_id) m.to_id as conv, ${cols}
-        from messages m
-        join im_group_member gm on gm.group_id = m.to_id and gm.user_id = ${me}
-        where m.chat_type = 'C2G'${newer}
-        order by m.to_id, m.server_ts desc, m.id desc`),
+      this.ctx.store.rows<LastRow>(lastC2CQuery(me, since)),
+      this.ctx.store.rows<LastRow>(lastC2GQuery(me, since)),
       this.ctx.db.select().from(conversationStates).where(eq(conversationStates.userId, me)),
     ]);
     const stateMap = new Map<string, ConversationState>();

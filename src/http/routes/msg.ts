@@ -71,7 +71,8 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     const q = input(HISTORY, await params(c));
     if (q.chat_type === "c2g") {
       const member = await delivery.social.groupMembers(user.userId, q.peer_id);
-      if (!member.ok) throw forbidden(member.error.msg);
+      // The same refusal as every group endpoint: 943 not_group_member, 404 for no such group.
+      if (!member.ok) throw new FailureError(member.error);
     }
     const where = conversationWhere(q.chat_type, user.userId, q.peer_id);
     let before: bigint | undefined;
