@@ -64,7 +64,8 @@ await scenarioMain(async (cleanup) => {
   // The server's own svc.v2 heartbeat runs at the soak interval, so the soak sees both directions.
   for (const h of await ibisSides(c.ibis, ["memory"], c.notes, { IBIS_HEARTBEAT_INTERVAL_MS: String(P.intervalMs) })) {
     cleanup.add(h);
-    const headers = await ibisHeaders(h, Math.max(P.conns, P.soakConns));
+    // One device per connection across every client process (no two processes share a device).
+    const headers = await ibisHeaders(h, Math.max(P.conns, P.soakConns) * P.clients);
     targets.push({ name: h.name, kind: "ibis", server: h.server, url: `${h.server.ws}/ws`, protocols: ["svc.v2"], headers, answerPings: true });
   }
 

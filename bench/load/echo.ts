@@ -22,8 +22,10 @@ interface P {
   /** Ibis: the server also pings (heartbeat); answer those with a pong and do not count them. */
   answerPings?: boolean;
   protocols?: string[];
-  /** Per-connection headers, cycled (Ibis: one Authorization per connection). */
+  /** Per-connection headers (Ibis: one Authorization per connection); client `index` takes its own slice. */
   headers?: Record<string, string>[];
+  /** This process's number among the client processes (runClients). */
+  index?: number;
 }
 const p = params<P>();
 const soak = (p.intervalMs ?? 0) > 0;
@@ -34,6 +36,8 @@ let received = 0;
 let bytes = 0;
 let errors = 0;
 let unexpectedCloses = 0;
+/** Close code → count, for closes before the window stopped (what a reader needs to explain them). */
+const closeCodes: Record<string, number> = {};
 let mismatched = 0;
 
 const ping = pingFrame();
@@ -86,11 +90,15 @@ function onReply(i: number, data: Uint8Array | string): void {
 sockets = await openAll(
   p.conns,
   () => p.url,
-  (i) => ({ protocols: p.protocols, headers: p.headers?.[i % p.headers.length] }),
+  // Each client process uses its own slice: two processes on one device would be a takeover (4103).
+  (i) => ({ protocols: p.protocols, headers: p.headers?.[((p.index ?? 0) * p.conns + i) % p.headers.length] }),
   (ws, i) => {
     ws.addEventListener("message", (e) => onReply(i, e.data as Uint8Array | string));
-    ws.addEventListener("close", () => {
-      if (!win.stopped) unexpectedCloses++;
+    ws.addEventListener("close", (e) => {
+      if (win.stopped) return;
+      unexpectedCloses++;
+      const code = String((e as CloseEvent).code);
+      closeCodes[code] = (closeCodes[code] ?? 0) + 1;
     });
   },
 );
@@ -121,6 +129,7 @@ emit("result", {
   errors,
   mismatched,
   unexpected_closes: unexpectedCloses,
+  close_codes: closeCodes,
   server_pings: serverPings,
   latency: hist.summary(),
   hist: hist.snapshot(),
