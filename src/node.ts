@@ -132,6 +132,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     social: opts.delivery?.social ?? social.graph,
   });
   const services: Services = { ...base, delivery };
+  // Deliver entries for this node's devices may not have been sent while Redis was away: they pull.
+  cluster.onRecovered(() => void delivery.core.catchUp().catch((err: unknown) => log.warn("delivery catch-up failed", { err })));
   await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
 
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
@@ -185,7 +187,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       // Shutdown order (docs/cluster.md): not ready → grace → close sockets → flush, presence → stop.
       cluster.startDraining();
       if (config.shutdownGraceMs > 0) await Bun.sleep(config.shutdownGraceMs);
-      ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // TODO(transport): closeAll must also run the engine's onClose per session
+      ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // Bun runs each close handler (engine.onClose) synchronously
       await cluster.drain();
       await server.stop(true);
       await delivery.stop();

@@ -42,9 +42,10 @@ export interface KickEntry {
 }
 
 /**
- * A CLIENT_ACK that landed on another node, forwarded to the node that owns
- * the message's retry timer (the node in the message id's TSID, see
- * `originNode`), which cancels it. Marks are written by the acking node.
+ * An acknowledgement that landed on another node than the device's
+ * connection (REST offline_ack), forwarded to the node presence shows for
+ * the device, which runs its retries and cancels this one. Marks are written
+ * (to the database) by the node that took the ack.
  */
 export interface AckEntry {
   readonly kind: "ack";
@@ -76,22 +77,4 @@ export interface Bus {
   ready(): boolean;
   /** Flushes, stops consuming, releases connections it owns. */
   close(): Promise<void>;
-}
-
-const NODE_SHIFT = 12n;
-const NODE_MASK = 1023n;
-
-/**
- * The node that minted a message id, i.e. the node that stored the message
- * and owns its retry timer. Takes the full `<TYPE>.<tsid>.<ms>.<random>` id or
- * the bare decimal tsid of a svc.v2 frame ACK.
- */
-export function originNode(msgId: string): number | undefined {
-  const dot = msgId.indexOf(".");
-  const end = dot < 0 ? -1 : msgId.indexOf(".", dot + 1);
-  const tsid = dot < 0 ? msgId : msgId.slice(dot + 1, end < 0 ? undefined : end);
-  if (!/^[0-9]{1,20}$/.test(tsid)) return undefined;
-  const v = BigInt(tsid);
-  if (v >= 1n << 63n) return undefined;
-  return Number((v >> NODE_SHIFT) & NODE_MASK);
 }

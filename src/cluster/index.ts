@@ -31,6 +31,12 @@ export interface Cluster extends Lifecycle {
   drain(): Promise<void>;
   /** Last step: stop timers, close the bus, release the node id, close Redis. */
   close(): Promise<void>;
+  /**
+   * Runs `listener` each time Redis answers again after the connection was
+   * lost (this node's presence is re-registered first, without waiting for
+   * the next heartbeat). Never called without REDIS_URL.
+   */
+  onRecovered(listener: () => void): void;
 }
 
 export async function openCluster(config: Config, store: Store, log: Logger, now: () => number): Promise<Cluster> {
@@ -72,6 +78,18 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
   }
   for (const t of timers) t.unref();
 
+  const recovered: (() => void)[] = [];
+  if (redis) {
+    let lost = false;
+    redis.on("close", () => (lost = true));
+    redis.on("ready", () => {
+      if (!lost) return;
+      lost = false;
+      presence.heartbeat().catch((e: unknown) => log.warn("presence heartbeat failed", { err: e as Error }));
+      for (const f of recovered) f();
+    });
+  }
+
   let draining = false;
   let closed = false;
   return {
@@ -89,6 +107,9 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     },
     startDraining() {
       draining = true;
+    },
+    onRecovered(listener) {
+      recovered.push(listener);
     },
     async drain() {
       await bus.flush();

@@ -61,6 +61,8 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #inflight = new Set<Promise<unknown>>();
   /** Connections of devices retired in user_device (status 0/-1): never pushed to. */
   readonly #retired = new Set<number>();
+  /** Open sessions on this node (catch-up after a Redis outage). */
+  readonly #open = new Map<number, Session>();
 
   constructor(private readonly d: EngineDeps) {
     this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
@@ -69,10 +71,12 @@ export class Engine implements DeliveryEngine, Notifier {
   // ---- transport side ------------------------------------------------------
 
   onOpen(session: Session): void {
+    this.#open.set(session.connId, session);
     this.#track(this.#opened(session));
   }
 
   onClose(session: Session): void {
+    this.#open.delete(session.connId);
     this.#retired.delete(session.connId);
     const current = this.d.sessions.session(session.userId, session.deviceId);
     // A takeover's new connection keeps the device's retries; a real disconnect drops them.
@@ -174,7 +178,33 @@ export class Engine implements DeliveryEngine, Notifier {
         return this.d.writer.marks.add({ userId, deviceId, messageId: m.serverId });
       }),
     );
+    if (this.d.cluster && found.size) this.#track(this.#forwardAcks(userId, deviceId, [...found]));
     return new Set(found.keys());
+  }
+
+  /**
+   * A REST ack names a device that may be connected to another node, which
+   * runs its retries: that node gets one `ack` entry per message. Presence
+   * unreachable: the retries there run out on their own (the mark is stored).
+   */
+  async #forwardAcks(userId: bigint, deviceId: string, found: [string, { chatType: string }][]): Promise<void> {
+    const cluster = this.d.cluster!;
+    const at = (await cluster.presence.lookup([userId])).get(userId)?.find((e) => e.deviceId === deviceId);
+    if (!at || at.nodeId === cluster.nodeId) return;
+    for (const [msgId, m] of found) cluster.bus.send(at.nodeId, { kind: "ack", userId, deviceId, msgId, type: m.chatType as ChatType });
+  }
+
+  /**
+   * After this node lost Redis, deliver entries addressed to its devices may
+   * never have been sent (the sender's presence lookup failed): every local
+   * device with pending messages is told to pull, as on connect.
+   */
+  async catchUp(): Promise<void> {
+    const sessions = [...this.#open.values()];
+    for (const s of sessions) {
+      if (this.#retired.has(s.connId)) continue;
+      if (await this.d.inbox.hasPending(s.userId, s.deviceId)) this.tell(s, "pull_offline_msg", {});
+    }
   }
 
   /** Message batches committed so far (metrics, tests). */

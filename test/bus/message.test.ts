@@ -1,8 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { originNode } from "../../src/bus/bus.ts";
 import { decodeBusMessage, encodeBusMessage } from "../../src/bus/message.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
-import { IdGenerator } from "../../src/ids/tsid.ts";
 
 describe("bus message bytes", () => {
   test("an S2C with empty from, e2ee-free, payload without payloadJson round-trips", () => {
@@ -50,19 +48,5 @@ describe("bus message bytes", () => {
 
   test("bytes without a header are refused", () => {
     expect(() => decodeBusMessage(new TextEncoder().encode("{}"))).toThrow();
-  });
-});
-
-describe("originNode", () => {
-  const id = new IdGenerator(777, () => 1_800_000_000_000).next();
-  test.each([
-    [`C2C.${id}.1800000000000.abc`, 777],
-    [`${id}`, 777],
-    [`S2C.${id}`, 777],
-    ["C2C.notanumber.1.x", undefined],
-    ["", undefined],
-    ["99999999999999999999999", undefined],
-  ])("%s → %p", (msgId, node) => {
-    expect(originNode(msgId)).toBe(node);
   });
 });

@@ -150,26 +150,30 @@ describe("redis-streams across a restart of a persistent Redis (private redis-se
     const r2 = await connect(sr.server.url);
     const a = makeBus(r1, prefix, 1);
     const b = makeBus(r2, prefix, 2);
-    await a.start(() => {});
-    const seen: string[] = [];
-    await b.start(async (entry) => {
-      if (entry.kind !== "ack") return;
-      seen.push(entry.msgId);
-      if (entry.msgId === "first") await sr.server.down(); // Redis goes away between hand-off and XACK
-    });
-    a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "first", type: "C2C" });
-    await until(() => seen.length === 1 && !b.ready());
-    a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "during", type: "C2C" });
+    try {
+      await a.start(() => {});
+      const seen: string[] = [];
+      await b.start(async (entry) => {
+        if (entry.kind !== "ack") return;
+        seen.push(entry.msgId);
+        if (entry.msgId === "first") await sr.server.down(); // Redis goes away between hand-off and XACK
+      });
+      a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "first", type: "C2C" });
+      await until(() => seen.length === 1 && !b.ready());
+      a.send(2, { kind: "ack", userId: 1n, deviceId: "d", msgId: "during", type: "C2C" });
 
-    await sr.server.up();
-    const inbox = inboxKey(prefix, 2);
-    await until(() => seen.length === 2);
-    await until(async () => a.ready() && b.ready() && ((await r1.call("XPENDING", inbox, BUS_GROUP)) as [number])[0] === 0);
-    expect(seen).toEqual(["first", "during"]);
-    await a.close();
-    await b.close();
-    r1.disconnect();
-    r2.disconnect();
+      await sr.server.up();
+      const inbox = inboxKey(prefix, 2);
+      await until(() => seen.length === 2);
+      await until(async () => a.ready() && b.ready() && ((await r1.call("XPENDING", inbox, BUS_GROUP)) as [number])[0] === 0);
+      expect(seen).toEqual(["first", "during"]);
+    } finally {
+      // A failed run must not leave two buses reconnecting to a dead server for the rest of the suite.
+      await a.close();
+      await b.close();
+      r1.disconnect();
+      r2.disconnect();
+    }
   }, 20_000);
 });
 

@@ -5,6 +5,8 @@ import { RedisPresence } from "../../src/cluster/presence-redis.ts";
 import { until } from "../bus/collector.ts";
 import { sharedRedisUrl, uniquePrefix, useRedis, useScratchRedis } from "../bus/redis-fixture.ts";
 import { api, startTestNode } from "../support/node.ts";
+import { RecordingEngine } from "../support/ws-engine.ts";
+import { connect, createUser, sessionOf } from "../support/ws.ts";
 import { storeKinds } from "../support/stores.ts";
 
 for (const kind of storeKinds()) {
@@ -45,7 +47,7 @@ describe("with REDIS_URL", () => {
       expect(await redis.exists(`${prefix}nodeid:${a.services.nodeId}`, `${prefix}nodeid:${b.services.nodeId}`)).toBe(2);
       expect((await api(a, "GET", "/readyz")).status).toBe(200);
 
-      // a's bus reaches b's inbox, and b (its placeholder handler for now) consumes and acknowledges it.
+      // a's bus reaches b's inbox, and b (its delivery engine's handler) consumes and acknowledges it.
       a.services.bus.send(b.services.nodeId, { kind: "ack", userId: 42n, deviceId: "phone", msgId: "m", type: "C2C" });
       await a.services.bus.flush();
       const inbox = `${prefix}node:${b.services.nodeId}`;
@@ -64,6 +66,39 @@ describe("with REDIS_URL", () => {
     } finally {
       await a.stop();
       await b.stop();
+    }
+  }, 20_000);
+
+  test("shutdown closes every socket with 1012 and runs the engine's onClose for each, synchronously", async () => {
+    const engine = new RecordingEngine();
+    const node = await startTestNode("postgres", { redisUrl: sharedRedisUrl(), redisPrefix: r.prefix, nodeId: undefined, heartbeatInterval: 60_000 }, { engine });
+    try {
+      const user = await createUser(node, "d1");
+      const c = await connect(node, user);
+      await sessionOf(node, user);
+      const stopping = node.stop(); // no grace: the sockets are closed before stop() first yields
+      expect(engine.closed.map((s) => s.deviceId)).toEqual(["d1"]);
+      await stopping;
+      expect((await c.closed).code).toBe(1012);
+    } finally {
+      await node.stop();
+    }
+  }, 20_000);
+
+  test("shutdown removes the presence entries of the node's devices", async () => {
+    const { redis, prefix } = r;
+    const node = await startTestNode("postgres", { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined, heartbeatInterval: 60_000 });
+    try {
+      const user = await createUser(node, "d2");
+      const c = await connect(node, user);
+      const key = `${prefix}presence:${user.userId}`;
+      await until(async () => (await redis.hget(key, "d2")) !== null);
+      await node.stop();
+      expect(await redis.hget(key, "d2")).toBeNull();
+      expect(await redis.exists(`${prefix}alive:${node.services.nodeId}`)).toBe(0);
+      expect((await c.closed).code).toBe(1012);
+    } finally {
+      await node.stop();
     }
   }, 20_000);
 });

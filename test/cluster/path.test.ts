@@ -5,7 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import type Redis from "ioredis";
-import { originNode, type Bus, type BusEntry } from "../../src/bus/bus.ts";
+import type { Bus, BusEntry } from "../../src/bus/bus.ts";
 import { deliverLocally } from "../../src/bus/local.ts";
 import { MemoryBusHub } from "../../src/bus/memory.ts";
 import { encodeBusMessage } from "../../src/bus/message.ts";
@@ -50,7 +50,7 @@ async function connectDevice(n: Node, userId: bigint, deviceId: string): Promise
 }
 
 function play(name: string, make: () => Promise<Node[]>): void {
-  test(`[${name}] C2G over three nodes: one entry per node; ack forwarded to the origin; takeover kicks the old node`, async () => {
+  test(`[${name}] C2G over three nodes: one entry per node; a REST ack forwarded to the device's node; takeover kicks the old node`, async () => {
     const [n1, n2, n3] = await make();
     const A = 1n, B = 2n, C = 3n, D = 4n;
     await connectDevice(n1!, A, "phone");
@@ -73,12 +73,12 @@ function play(name: string, make: () => Promise<Node[]>): void {
     expect(n2!.sessions.get(`${C}/desk`)!.got).toEqual(atB); // the same Outbound: one encode per sub-protocol
     expect(atB[0]!.msg.payloadJson).toBe('{"text":"hi"}');
 
-    // B acks on n2: the retry lives on the message's origin node.
-    const origin = originNode(msgId)!;
-    expect(origin).toBe(n1!.id);
-    n2!.bus.send(origin, { kind: "ack", userId: B, deviceId: "phone", msgId, type: "C2G" });
-    await n1!.entries.waitFor(1);
-    expect(n1!.entries.got[0]).toEqual({ entry: { kind: "ack", userId: B, deviceId: "phone", msgId, type: "C2G" }, from: n2!.id });
+    // B's phone acks through REST on n3: its retry runs on n2, the node holding its connection (presence says so).
+    const at = (await n3!.presence.lookup([B])).get(B)!.find((e) => e.deviceId === "phone")!;
+    expect(at.nodeId).toBe(n2!.id);
+    n3!.bus.send(at.nodeId, { kind: "ack", userId: B, deviceId: "phone", msgId, type: "C2G" });
+    await n2!.entries.waitFor(2);
+    expect(n2!.entries.got[1]).toEqual({ entry: { kind: "ack", userId: B, deviceId: "phone", msgId, type: "C2G" }, from: n3!.id });
 
     // D's tablet reconnects on n1 while n3 still holds it: n3 is told to close it.
     const before = await connectDevice(n1!, D, "tab");

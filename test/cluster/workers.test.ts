@@ -1,13 +1,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { join } from "node:path";
 import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
 import { testConfig } from "../../src/config/index.ts";
 import { until } from "../bus/collector.ts";
 import { sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
-
-const MAIN = join(import.meta.dir, "../../src/main.ts");
+import { childEnv, freePort, MAIN } from "./processes.ts";
 
 test.each([
   ["one worker needs nothing", {}, []],
@@ -29,20 +27,6 @@ test.each([
 ])("workersArg %p", (argv, want) => {
   expect(workersArg(argv)).toBe(want);
 });
-
-/** Env for a child Ibis without the test run's own database/Redis settings. */
-function childEnv(extra: Record<string, string>): Record<string, string> {
-  const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|IBIS_|PORT$)/.test(k)) env[k] = v;
-  return { ...env, IBIS_LOG_LEVEL: "warn", ...extra };
-}
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 test("--workers 2 without REDIS_URL exits non-zero with a clear message", async () => {
   const p = Bun.spawn([process.execPath, MAIN, "--workers", "2"], { env: childEnv({ PORT: "9" }), stdout: "pipe", stderr: "pipe" });

@@ -1,0 +1,157 @@
+/**
+ * Real Ibis processes for the cluster tests: `bun src/main.ts`, each on its
+ * own port, sharing one PostgreSQL database and one Redis (prefix per test),
+ * plus REST/SDK helpers that talk to them like any client.
+ */
+import type { Subprocess } from "bun";
+import { join } from "node:path";
+import { IbisConnection, type SubProtocolName } from "../../src/client/index.ts";
+import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
+
+export const MAIN = join(import.meta.dir, "../../src/main.ts");
+export const TOKEN_SECRET = "cluster-test-secret-0123456789abcdef";
+
+/** Env for a child Ibis without the test run's own database/Redis settings. */
+export function childEnv(extra: Record<string, string>): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|REDIS_URL|IBIS_|PORT$)/.test(k)) env[k] = v;
+  return { ...env, IBIS_LOG_LEVEL: "warn", ...extra };
+}
+
+export function freePort(): number {
+  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
+  const port = s.port!;
+  s.stop(true);
+  return port;
+}
+
+export interface IbisProcess {
+  readonly proc: Subprocess;
+  readonly port: number;
+  readonly url: string;
+  readonly nodeId: number;
+  /** GET /readyz status. */
+  ready(): Promise<number>;
+  /** SIGTERM and wait (SIGKILL if it has not exited after 10 s). */
+  stop(): Promise<void>;
+}
+
+/** Starts `bun src/main.ts` on a free port and waits for /readyz 200 (new connection each time). */
+export async function startIbisProcess(env: { databaseUrl: string; redisUrl: string; prefix: string; extra?: Record<string, string> }): Promise<IbisProcess> {
+  const port = freePort();
+  const proc = Bun.spawn([process.execPath, MAIN], {
+    env: childEnv({
+      PORT: String(port),
+      HOST: "127.0.0.1",
+      DATABASE_URL: env.databaseUrl,
+      REDIS_URL: env.redisUrl,
+      IBIS_REDIS_PREFIX: env.prefix,
+      IBIS_THROTTLE_OFF: "1",
+      IBIS_TOKEN_SECRET: TOKEN_SECRET,
+      IBIS_PASSWORD_MEMORY_KIB: "1024",
+      ...env.extra,
+    }),
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const ready = async () =>
+    (await fetch(`${url}/readyz`, { headers: { connection: "close" } }).catch(() => undefined))?.status ?? 0;
+  let nodeId = -1;
+  for (let i = 0; i < 500 && proc.exitCode === null; i++) {
+    const res = await fetch(`${url}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
+    if (res?.status === 200) {
+      nodeId = ((await res.json()) as { payload: { node_id: number } }).payload.node_id;
+      break;
+    }
+    await Bun.sleep(20);
+  }
+  if (nodeId < 0) {
+    proc.kill("SIGKILL");
+    throw new Error(`ibis on ${port} did not become ready (exit ${proc.exitCode})`);
+  }
+  return {
+    proc,
+    port,
+    url,
+    nodeId,
+    ready,
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill("SIGTERM");
+      const t = setTimeout(() => proc.kill("SIGKILL"), 10_000);
+      await proc.exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+/** REST through the project's JSON codec (exact 64-bit ids). */
+export async function rest(
+  base: string,
+  method: string,
+  path: string,
+  init: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { ...init.headers };
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  if (init.body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(base + path, { method, headers, body: init.body === undefined ? undefined : stringifyJson(init.body) });
+  return { status: res.status, body: parseJson(await res.text()) };
+}
+
+export interface Account {
+  readonly userId: bigint;
+  readonly account: string;
+  /** Tokens per device, from REST login (which registers the device). */
+  token(deviceId: string): Promise<string>;
+}
+
+const PWD = "cluster-pwd-1";
+
+/** Signs up through REST on `base`; `token(did)` logs that device in (once) on the same node. */
+export async function signup(base: string, account: string): Promise<Account> {
+  const res = await rest(base, "POST", "/api/v1/passport/signup", { body: { account, pwd: PWD }, headers: { "X-Device-ID": "signup" } });
+  if (res.body?.code !== 0) throw new Error(`signup ${account}: ${JSON.stringify(res.body?.msg)}`);
+  const tokens = new Map<string, Promise<string>>();
+  return {
+    userId: res.body.payload.uid as bigint,
+    account,
+    token(deviceId) {
+      let t = tokens.get(deviceId);
+      if (!t) {
+        t = rest(base, "POST", "/api/v1/passport/login", { body: { account, pwd: PWD }, headers: { "X-Device-ID": deviceId, "X-Device-Type": "desktop" } }).then(
+          (r) => {
+            if (r.body?.code !== 0) throw new Error(`login ${account}/${deviceId}: ${JSON.stringify(r.body?.msg)}`);
+            return r.body.payload.token as string;
+          },
+        );
+        tokens.set(deviceId, t);
+      }
+      return t;
+    },
+  };
+}
+
+/** Makes two accounts friends through REST (request, confirm). */
+export async function befriend(base: string, a: Account, b: Account): Promise<void> {
+  const add = await rest(base, "POST", "/api/v1/friend/add", { token: await a.token("signup"), body: { to: b.userId } });
+  if (add.body?.code !== 0) throw new Error(`friend/add: ${JSON.stringify(add.body)}`);
+  const ok = await rest(base, "POST", "/api/v1/friend/confirm", { token: await b.token("signup"), body: { from: a.userId } });
+  if (ok.body?.code !== 0) throw new Error(`friend/confirm: ${JSON.stringify(ok.body)}`);
+}
+
+/** An SDK connection of `who`'s device `did` to `node`. */
+export async function openOn(node: { url: string }, who: Account, did: string, protocols: SubProtocolName[] = ["svc.v2"]): Promise<IbisConnection> {
+  return IbisConnection.open({ url: node.url, token: await who.token(did), deviceId: did, protocols });
+}
+
+/** Every message id `/api/v1/msg/offline` lists for the device, following has_more. */
+export async function offlineIds(node: { url: string }, who: Account, did: string): Promise<string[]> {
+  const token = await who.token(did);
+  const ids: string[] = [];
+  const res = await rest(node.url, "GET", `/api/v1/msg/offline?did=${encodeURIComponent(did)}&limit=1000`, { token });
+  if (res.body?.code !== 0) throw new Error(`msg/offline: ${JSON.stringify(res.body)}`);
+  for (const m of res.body.payload.list as { id: string }[]) ids.push(m.id);
+  return ids;
+}
