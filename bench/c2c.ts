@@ -75,7 +75,7 @@ await scenarioMain(async (cleanup) => {
     const name = routed ? h.name : `${h.name} (transport only)`;
     if (!routed) {
       c.notes.push(
-        `${name}: the node answers SERVER_ACK and CLIENT_ACK_CONFIRM without storing or routing (the transport's interim engine); ` +
+        `${name}: the node answers SERVER_ACK and CLIENT_ACK_CONFIRM without storing or routing (a node without the delivery engine); ` +
           "the receiver acknowledges each SERVER_ACK itself, so this measures the WebSocket transport only, not durable C2C.",
       );
     }

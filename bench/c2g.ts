@@ -65,7 +65,7 @@ await scenarioMain(async (cleanup) => {
   for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
     cleanup.add(h);
     if (!(await routesC2c(h))) {
-      c.notes.push(`${h.name} skipped: the node does not route messages yet (the transport's interim engine); C2G fan-out needs the delivery engine.`);
+      c.notes.push(`${h.name} skipped: the node does not route messages yet (a node without the delivery engine); C2G fan-out needs the delivery engine.`);
       continue;
     }
     const groups: Record<number, Group> = {};

@@ -83,7 +83,7 @@ await scenarioMain(async (cleanup) => {
   for (const h of await ibisSides(c.ibis, ["memory"], c.notes)) {
     cleanup.add(h);
     if (!(await routesC2c(h))) {
-      c.notes.push(`${h.name} skipped: the node does not store or route messages yet (the transport's interim engine); reconnect needs the delivery engine.`);
+      c.notes.push(`${h.name} skipped: the node does not store or route messages yet (a node without the delivery engine); reconnect needs the delivery engine.`);
       continue;
     }
     const [sender, ...receivers] = await h.users(P.clients + 1);

@@ -37,6 +37,14 @@ export function rowsOf<T>(result: unknown): T[] {
   return (Array.isArray(result) ? result : (result as { rows: T[] }).rows) as T[];
 }
 
+/** Whether a trivial query succeeds (health checks never throw). */
+function answers(query: () => PromiseLike<unknown>): Promise<boolean> {
+  return Promise.resolve(query()).then(
+    () => true,
+    () => false,
+  );
+}
+
 export async function openStore(opts: StoreOptions): Promise<Store> {
   const store = opts.url.startsWith("postgres://") || opts.url.startsWith("postgresql://")
     ? openPostgres(opts.url, opts.poolSize ?? 10)
@@ -58,14 +66,7 @@ function openPostgres(url: string, max: number): Store {
     kind: "postgres",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
-    ping: async () => {
-      try {
-        await client`select 1`;
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ping: () => answers(() => client`select 1`),
     close: () => client.end({ timeout: 5 }),
   };
 }
@@ -82,15 +83,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     kind: "pglite",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
-    ping: async () => {
-      if (client.closed) return false;
-      try {
-        await client.query("select 1");
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    ping: async () => !client.closed && (await answers(() => client.query("select 1"))),
     close: () => (client.closed ? Promise.resolve() : client.close()),
   };
 }

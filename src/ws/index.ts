@@ -20,7 +20,6 @@ import { WindowCounter } from "./throttle.ts";
 
 export { CloseCode, mayReconnect } from "./close-codes.ts";
 export { negotiate, PROTOCOL_NAMES, Proto, type ProtocolName } from "./negotiate.ts";
-export { interimEngine } from "./interim-engine.ts";
 export type { Conn } from "./conn.ts";
 
 /** What the delivery engine (and other §6 emitters) get from the transport. */

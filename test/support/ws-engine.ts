@@ -1,10 +1,42 @@
 /**
- * A small DeliveryEngine for transport tests: records what the transport
- * hands it and answers like the interim engine (SERVER_ACK, CLIENT_ACK_CONFIRM).
+ * Small DeliveryEngines for transport tests: they answer each business
+ * message with its *_SERVER_ACK and each client ack with CLIENT_ACK_CONFIRM,
+ * without validating, storing or routing (that is src/delivery's job), and
+ * the recording one keeps what the transport handed it.
  * A neighbouring layer, not a mock of the database.
  */
-import type { ClientAck, DeliveryEngine, Session } from "../../src/delivery/ports.ts";
-import { interimEngine } from "../../src/ws/index.ts";
+import { Outbound, type ClientAck, type DeliveryEngine, type Session } from "../../src/delivery/ports.ts";
+import { toId } from "../../src/ids/tsid.ts";
+
+/** Acknowledges only: SERVER_ACK per message, CLIENT_ACK_CONFIRM per ack. */
+export function interimEngine(now: () => number): DeliveryEngine {
+  return {
+    onOpen() {},
+    onClose() {},
+    onMessage(session: Session, raw: Record<string, unknown>) {
+      const id = typeof raw.id === "string" ? raw.id : "";
+      const type = typeof raw.type === "string" ? raw.type : "C2S";
+      session.send(
+        new Outbound({
+          id,
+          type: `${type}_SERVER_ACK`,
+          from: session.userId,
+          to: toId(raw.to) ?? 0n,
+          payload: {},
+          server_ts: now(),
+          in_reply_to: id,
+          ...(typeof raw.msg_type === "string" ? { msg_type: raw.msg_type } : {}),
+        }),
+      );
+    },
+    onAck(session: Session, ack: ClientAck) {
+      session.send(
+        new Outbound({ id: ack.msgId, type: "CLIENT_ACK_CONFIRM", from: null, to: session.userId, payload: {}, action: "CLIENT_ACK_CONFIRM", server_ts: now() }),
+      );
+    },
+  };
+}
+
 
 export class RecordingEngine implements DeliveryEngine {
   readonly opened: Session[] = [];

@@ -236,7 +236,7 @@ describe("session rules [pglite]", () => {
 
   test("the SDK buffers from open: an S2C pushed in engine.onOpen is not lost", async () => {
     const { startTestNode } = await import("../support/node.ts");
-    const { interimEngine } = await import("../../src/ws/index.ts");
+    const { interimEngine } = await import("../support/ws-engine.ts");
     const node = await startTestNode("pglite", {}, {
       engine: ({ tell }) => ({ ...interimEngine(Date.now), onOpen: (s) => tell(s, "pull_offline_msg", { count: 3 }) }),
     });

@@ -5,7 +5,7 @@
  *
  * `extra`: { users: [a, b][] and tokens: [a, b][] per pair (decimal ids),
  * tsid: a real TSID (decimal) this process's ids count up from, selfAck:
- * true while the transport's interim engine answers without routing — the
+ * true while a node without the delivery engine answers without routing — the
  * generator then acknowledges each SERVER_ACK from b itself (transport-only). }
  */
 import { FrameType } from "../../../src/protocol/frame.ts";
