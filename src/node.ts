@@ -104,6 +104,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     now,
     bus: cluster.bus,
     presence: cluster.presence,
+    marks: cluster.marks,
     lifecycle: cluster,
   };
   // The delivery engine handles what other nodes send (deliver, kick, ack); it is created below.

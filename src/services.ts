@@ -7,6 +7,7 @@ import type { LoginRsa } from "./domain/auth/login-rsa.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
 import type { Delivery } from "./delivery/index.ts";
+import type { MarkShare } from "./delivery/marks.ts";
 import type { IdGenerator } from "./ids/tsid.ts";
 import type { Logger } from "./log.ts";
 import type { Secrets } from "./secrets.ts";
@@ -32,6 +33,8 @@ export interface Services {
   readonly bus: Bus;
   /** Which node holds each connected device. */
   readonly presence: Presence;
+  /** Acknowledged marks not committed yet, as every node sees them (Redis in a cluster; absent: this process only). */
+  readonly marks?: MarkShare;
   /** `draining` (refuse new /ws handshakes) and readiness. */
   readonly lifecycle: Lifecycle;
   /** The delivery engine and notifier (src/node.ts always sets it; optional for narrow test harnesses). */

@@ -16,6 +16,8 @@ import type { Lifecycle } from "./lifecycle.ts";
 import { leaseNodeId, LEASE_TTL_MS, type NodeLease } from "./node-lease.ts";
 import { MemoryPresenceHub, type Presence } from "./presence.ts";
 import { RedisPresence } from "./presence-redis.ts";
+import { MemoryMarkShare, type MarkShare } from "../delivery/marks.ts";
+import { RedisMarkShare } from "./marks-redis.ts";
 import { openRedis } from "./redis.ts";
 import { leaseNodeIdFromRedis } from "./redis-node-lease.ts";
 
@@ -23,6 +25,8 @@ export interface Cluster extends Lifecycle {
   readonly nodeId: number;
   readonly bus: Bus;
   readonly presence: Presence;
+  /** Acknowledged, not yet committed delivery marks shared by every node (Redis), or this process only. */
+  readonly marks: MarkShare;
   /** The shared command connection when REDIS_URL is set. */
   readonly redis: Redis | undefined;
   /** Shutdown step 1: readiness fails and new handshakes are refused. */
@@ -62,6 +66,7 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     ? new RedisPresence({ redis, nodeId: id, prefix: config.redisPrefix, ttlMs: config.presenceTtlMs })
     : new MemoryPresenceHub(config.presenceTtlMs, now).node(id);
   await presence.heartbeat();
+  const marks: MarkShare = redis ? new RedisMarkShare(redis, config.redisPrefix) : new MemoryMarkShare();
 
   const timers = [
     setInterval(() => {
@@ -96,6 +101,7 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     nodeId: id,
     bus,
     presence,
+    marks,
     redis,
     get draining() {
       return draining;

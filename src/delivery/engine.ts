@@ -15,6 +15,7 @@ import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
 import { isRetired, type InboxReader } from "./inbox.ts";
+import type { MarkLedger } from "./marks.ts";
 import { mintMessageId } from "./msg-id.ts";
 import {
   Outbound,
@@ -28,6 +29,7 @@ import {
   type SessionRegistry,
   type SocialGraph,
 } from "./ports.ts";
+import { RecentMessages } from "./recent.ts";
 import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route } from "./route.ts";
 import { validateUplink } from "./validate.ts";
@@ -40,6 +42,8 @@ export interface EngineDeps {
   readonly bots: ReadonlyMap<bigint, Bot | undefined>;
   readonly writer: DeliveryWriter;
   readonly inbox: InboxReader;
+  /** Acknowledgements: visible to every node at once, written to the database in batches. */
+  readonly marks: MarkLedger;
   readonly ids: IdGenerator;
   readonly log: Logger;
   readonly now: () => number;
@@ -63,6 +67,8 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #retired = new Set<number>();
   /** Open sessions on this node (catch-up after a Redis outage). */
   readonly #open = new Map<number, Session>();
+  /** Messages pushed lately: acks resolve here without a database read. */
+  readonly recent = new RecentMessages();
 
   constructor(private readonly d: EngineDeps) {
     this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
@@ -170,16 +176,26 @@ export class Engine implements DeliveryEngine, Notifier {
    * retries. Returns the ids found in the user's inbox.
    */
   async markDelivered(userId: bigint, deviceId: string, ids: readonly string[]): Promise<Set<string>> {
-    const found = await this.d.inbox.resolve(userId, ids);
-    await Promise.all(
-      [...found].map(([id, m]) => {
-        const entry = this.wheel.find(userId, deviceId, id);
-        if (entry) this.wheel.cancel(entry);
-        return this.d.writer.marks.add({ userId, deviceId, messageId: m.serverId });
-      }),
-    );
+    const found = new Map<string, { serverId: bigint; chatType: string }>();
+    const unknown: string[] = [];
+    for (const id of ids) {
+      const hit = this.recent.byId(userId, id);
+      if (hit) found.set(id, hit);
+      else unknown.push(id);
+    }
+    if (unknown.length) for (const [id, m] of await this.d.inbox.resolve(userId, unknown)) found.set(id, m);
+    for (const id of found.keys()) {
+      const entry = this.wheel.find(userId, deviceId, id);
+      if (entry) this.wheel.cancel(entry);
+    }
+    await this.d.marks.record([...found.values()].map((m) => ({ userId, deviceId, messageId: m.serverId })));
     if (this.d.cluster && found.size) this.#track(this.#forwardAcks(userId, deviceId, [...found]));
     return new Set(found.keys());
+  }
+
+  /** Server ids a device acknowledged that may not be committed yet: every pending read subtracts them. */
+  unconfirmed(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
+    return this.d.marks.unconfirmed(userId, deviceId);
   }
 
   /**
@@ -203,7 +219,7 @@ export class Engine implements DeliveryEngine, Notifier {
     const sessions = [...this.#open.values()];
     for (const s of sessions) {
       if (this.#retired.has(s.connId)) continue;
-      if (await this.d.inbox.hasPending(s.userId, s.deviceId)) this.tell(s, "pull_offline_msg", {});
+      if (await this.d.inbox.hasPending(s.userId, s.deviceId, await this.unconfirmed(s.userId, s.deviceId))) this.tell(s, "pull_offline_msg", {});
     }
   }
 
@@ -240,7 +256,8 @@ export class Engine implements DeliveryEngine, Notifier {
       }
     }
     await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
-    if (await this.d.inbox.hasPending(session.userId, session.deviceId)) this.tell(session, "pull_offline_msg", {});
+    const acked = await this.unconfirmed(session.userId, session.deviceId);
+    if (await this.d.inbox.hasPending(session.userId, session.deviceId, acked)) this.tell(session, "pull_offline_msg", {});
     if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
   }
 
@@ -265,6 +282,7 @@ export class Engine implements DeliveryEngine, Notifier {
   #push(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint): void {
     const out = new Outbound(msg);
     const schedule = RETRY_SCHEDULE[msg.type as ChatType];
+    this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users });
     for (const userId of users) {
       for (const s of this.d.sessions.sessionsOf(userId)) {
         if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
@@ -341,7 +359,13 @@ export class Engine implements DeliveryEngine, Notifier {
       id = entry.out.msg.id;
       serverId = entry.serverId;
     }
-    if (serverId === undefined && ack.tsidOnly && !entry) {
+    // Then the messages pushed lately (no database read), then the store.
+    const byTsid = ack.tsidOnly === true && !entry;
+    if (serverId === undefined) {
+      const hit = byTsid ? this.recent.byTsid(userId, ack.type, ack.msgId) : this.recent.byId(userId, id);
+      if (hit) [id, serverId] = [hit.id, hit.serverId];
+    }
+    if (serverId === undefined && byTsid) {
       const hit = await this.d.inbox.resolveTsid(userId, deviceId, ack.type, ack.msgId);
       if (hit) [id, serverId] = [hit.clientId, hit.serverId];
     } else if (serverId === undefined) {
@@ -351,7 +375,7 @@ export class Engine implements DeliveryEngine, Notifier {
       this.tell(session, "invalid_message", { content: `unknown message ${ack.msgId}` }, ack.msgId);
       return;
     }
-    await this.d.writer.marks.add({ userId, deviceId, messageId: serverId });
+    await this.d.marks.record([{ userId, deviceId, messageId: serverId }]);
     const now = this.d.now();
     session.send(
       new Outbound({

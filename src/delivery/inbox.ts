@@ -15,13 +15,19 @@ import type { ChatType } from "./ports.ts";
 
 export type MessageRecord = typeof messages.$inferSelect;
 
-/** Messages the device has not acknowledged: the inbox from the floor up, no mark. */
-function pendingWhere(userId: bigint, deviceId: string): SQL {
+/**
+ * Messages the device has not acknowledged: the inbox from the floor up, no
+ * mark, none of `exclude` (acknowledged marks not committed yet, src/delivery/marks.ts).
+ */
+function pendingWhere(userId: bigint, deviceId: string, exclude: readonly bigint[] = []): SQL {
+  const skip = exclude.length
+    ? sql` and not (${inbox.messageId} = any(${sql.param(exclude.map(String))}::bigint[]))`
+    : sql``;
   return sql`${inbox.userId} = ${userId}
     and ${inbox.messageId} >= coalesce((select ${deliveryDevices.floorId} from ${deliveryDevices}
       where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}), ${NO_FLOOR})
     and not exists (select 1 from ${deliveryMarks} where ${deliveryMarks.userId} = ${userId}
-      and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})`;
+      and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})${skip}`;
 }
 
 export class InboxReader {
@@ -41,18 +47,18 @@ export class InboxReader {
       on conflict do nothing`);
   }
 
-  async hasPending(userId: bigint, deviceId: string): Promise<boolean> {
-    const rows = await this.store.db.select({ one: sql`1` }).from(inbox).where(pendingWhere(userId, deviceId)).limit(1);
+  async hasPending(userId: bigint, deviceId: string, exclude?: readonly bigint[]): Promise<boolean> {
+    const rows = await this.store.db.select({ one: sql`1` }).from(inbox).where(pendingWhere(userId, deviceId, exclude)).limit(1);
     return rows.length > 0;
   }
 
   /** Oldest first; `limit + 1` rows read so the caller knows has_more. */
-  async pending(userId: bigint, deviceId: string, limit: number): Promise<MessageRecord[]> {
+  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly bigint[]): Promise<MessageRecord[]> {
     const rows = await this.store.db
       .select({ m: messages })
       .from(inbox)
       .innerJoin(messages, eq(messages.id, inbox.messageId))
-      .where(pendingWhere(userId, deviceId))
+      .where(pendingWhere(userId, deviceId, exclude))
       .orderBy(inbox.messageId)
       .limit(limit + 1);
     return rows.map((r) => r.m);

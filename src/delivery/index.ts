@@ -7,6 +7,7 @@ import type { Services } from "../services.ts";
 import { configuredBots, type Bot } from "./bots.ts";
 import { Engine } from "./engine.ts";
 import { InboxReader } from "./inbox.ts";
+import { MarkLedger, MemoryMarkShare } from "./marks.ts";
 import type { DeliveryEngine, Notifier, SessionRegistry, SocialGraph } from "./ports.ts";
 import { DeliveryWriter } from "./writer.ts";
 
@@ -40,12 +41,16 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
   const { config, store, log, now } = services;
   const inbox = new InboxReader(store);
   const writer = new DeliveryWriter(store, config.deliveryBatchMax);
+  const marks = new MarkLedger(services.marks ?? new MemoryMarkShare(), writer.marks, (err) =>
+    log.warn("delivery: marks not written yet", { err }),
+  );
   const core = new Engine({
     sessions: deps.sessions,
     social: deps.social,
     bots: configuredBots(config.bots, deps.bots),
     writer,
     inbox,
+    marks,
     ids: services.ids,
     log,
     now,

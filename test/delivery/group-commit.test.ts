@@ -45,4 +45,34 @@ describe("GroupCommit", () => {
     expect(await gc.add(3)).toBe(3);
     await gc.flush();
   });
+
+  test("depth 2: a second batch is written while the first is in flight, but settles after it", async () => {
+    const writes: number[][] = [];
+    let releaseFirst!: () => void;
+    const gate = new Promise<void>((r) => (releaseFirst = r));
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        if (writes.length === 1) await gate;
+        return items;
+      },
+      10,
+      2,
+    );
+    const order: number[] = [];
+    const first = gc.add(1).then((r) => order.push(r));
+    await new Promise((r) => setImmediate(r));
+    const second = gc.add(2).then((r) => order.push(r));
+    await new Promise((r) => setImmediate(r));
+    // Both batches are written; the second finished first but must wait for the first to settle.
+    expect(writes).toEqual([[1], [2]]);
+    await new Promise((r) => setTimeout(r, 5));
+    expect(order).toEqual([]);
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(order).toEqual([1, 2]);
+    // A third batch waits for a free slot only when two are in flight.
+    await gc.flush();
+    expect(gc.batches).toBe(2);
+  });
 });

@@ -8,6 +8,7 @@ import { testConfig, type Config } from "../../src/config/index.ts";
 import { createDelivery, type Delivery } from "../../src/delivery/index.ts";
 import type { E2eeMeta, Outbound, SendOutcome, Session, SessionRegistry, SocialGraph, ImMessage } from "../../src/delivery/ports.ts";
 import type { Store } from "../../src/db/store.ts";
+import type { MarkShare } from "../../src/delivery/marks.ts";
 import { fail, ok, type Result } from "../../src/domain/errors.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
 import { createLogger } from "../../src/log.ts";
@@ -113,8 +114,9 @@ export class FakeClock {
   }
 }
 
-export function testServices(store: Store, clock: FakeClock, overrides: Partial<Config> = {}): Services {
+export function testServices(store: Store, clock: FakeClock, overrides: Partial<Config> = {}, marks?: MarkShare): Services {
   return {
+    ...(marks ? { marks } : {}),
     config: testConfig({ nodeId: 1, ...overrides }),
     log: createLogger("silent"),
     store,
@@ -142,11 +144,12 @@ export interface Rig {
   settle(): Promise<void>;
 }
 
-export function deliveryOn(store: Store, overrides: Partial<Config> = {}): Rig {
+/** The real engine over `store`; `marks` is the mark share (default: this process's memory). */
+export function deliveryOn(store: Store, overrides: Partial<Config> = {}, marks?: MarkShare): Rig {
   const clock = new FakeClock();
   const sessions = new TestSessions();
   const social = new TestSocial();
-  const delivery = createDelivery(testServices(store, clock, overrides), { sessions, social });
+  const delivery = createDelivery(testServices(store, clock, overrides, marks), { sessions, social });
   sessions.delivery = delivery;
   return {
     delivery,

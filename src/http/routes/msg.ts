@@ -49,7 +49,8 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     const q = input(OFFLINE, await params(c));
     const deviceId = await device(user, q.did);
     await delivery.inbox.ensureDevice(user.userId, deviceId, services.ids.next());
-    const rows = await delivery.inbox.pending(user.userId, deviceId, q.limit);
+    const acked = await delivery.core.unconfirmed(user.userId, deviceId);
+    const rows = await delivery.inbox.pending(user.userId, deviceId, q.limit, acked);
     return ok(c, { list: rows.slice(0, q.limit).map(toWire), has_more: rows.length > q.limit });
   });
 

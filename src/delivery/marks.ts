@@ -1,0 +1,119 @@
+/**
+ * Per-device delivery marks between the acknowledgement and the database
+ * (docs/delivery.md "Marks"). An ack is recorded in a share every node reads
+ * (process memory alone, or Redis in a cluster), CLIENT_ACK_CONFIRM goes out,
+ * and the marks reach `delivery_mark` in large background batches. Offline
+ * pulls subtract the share's marks from the committed ones, so a pull on any
+ * node right after a confirm never lists the acknowledged message.
+ */
+import type { GroupCommit } from "./group-commit.ts";
+import type { MarkRow } from "./writer.ts";
+
+/** Marks acknowledged but maybe not committed yet, as every node sees them. */
+export interface MarkShare {
+  /** Records marks; resolves (or returns) once every node can see them. */
+  add(marks: readonly MarkRow[]): void | Promise<void>;
+  /** These marks are committed to the database: the share may forget them. */
+  drop(marks: readonly MarkRow[]): void | Promise<void>;
+  /** Server ids of a device's marks that may not be committed yet. */
+  of(userId: bigint, deviceId: string): readonly bigint[] | Promise<readonly bigint[]>;
+  /** Marks read back may be a dead node's, never committed: the reader writes them (idempotent). */
+  readonly repairs?: boolean;
+}
+
+/** The share of a node alone: process memory. */
+export class MemoryMarkShare implements MarkShare {
+  readonly #byUser = new Map<bigint, Map<string, Set<bigint>>>();
+
+  add(marks: readonly MarkRow[]): void {
+    for (const m of marks) {
+      let devices = this.#byUser.get(m.userId);
+      if (!devices) this.#byUser.set(m.userId, (devices = new Map()));
+      let ids = devices.get(m.deviceId);
+      if (!ids) devices.set(m.deviceId, (ids = new Set()));
+      ids.add(m.messageId);
+    }
+  }
+
+  drop(marks: readonly MarkRow[]): void {
+    for (const m of marks) {
+      const devices = this.#byUser.get(m.userId);
+      const ids = devices?.get(m.deviceId);
+      if (!ids) continue;
+      ids.delete(m.messageId);
+      if (ids.size) continue;
+      devices!.delete(m.deviceId);
+      if (!devices!.size) this.#byUser.delete(m.userId);
+    }
+  }
+
+  of(userId: bigint, deviceId: string): readonly bigint[] {
+    const ids = this.#byUser.get(userId)?.get(deviceId);
+    return ids ? [...ids] : [];
+  }
+
+  /** Marks held (tests, metrics). */
+  get size(): number {
+    let n = 0;
+    for (const devices of this.#byUser.values()) for (const ids of devices.values()) n += ids.size;
+    return n;
+  }
+}
+
+const RETRY_MS = 1_000;
+
+/**
+ * The mark path of one node: `record` makes marks visible to every node and
+ * queues them for the database. A failed batch is queued again after a second
+ * (its marks stay in the share meanwhile, so pulls stay exact); a node that
+ * dies first loses at most its unwritten batch: those messages are delivered
+ * once more (ids deduplicate), never lost.
+ */
+export class MarkLedger {
+  constructor(
+    private readonly share: MarkShare,
+    private readonly writer: GroupCommit<MarkRow, void>,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  /**
+   * Records one device's marks. Resolves when every node's pull excludes them:
+   * at once in one process, after the Redis round trip in a cluster, or — the
+   * share unreachable — after the database commit.
+   */
+  record(marks: readonly MarkRow[]): Promise<void> {
+    const committed = Promise.all(marks.map((m) => this.#persist(m)));
+    let shared: void | Promise<void>;
+    try {
+      shared = this.share.add(marks);
+    } catch {
+      shared = Promise.reject(new Error("mark share failed"));
+    }
+    if (shared === undefined) return Promise.resolve();
+    return shared.catch(() => committed.then(() => undefined));
+  }
+
+  /** Server ids of the device's acknowledged marks that may not be in `delivery_mark` yet. */
+  async unconfirmed(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
+    try {
+      const ids = await this.share.of(userId, deviceId);
+      if (this.share.repairs) for (const messageId of ids) void this.#persist({ userId, deviceId, messageId });
+      return ids;
+    } catch (err) {
+      // The share unreachable: committed marks only (a recent ack may be pulled once more).
+      this.onError(err);
+      return [];
+    }
+  }
+
+  #persist(m: MarkRow, attempt = 0): Promise<void> {
+    return this.writer.add(m).then(
+      () => void Promise.resolve(this.share.drop([m])).catch(() => {}),
+      (err: unknown) => {
+        this.onError(err);
+        if (attempt >= 5) return;
+        return new Promise<void>((r) => setTimeout(r, RETRY_MS).unref?.()).then(() => this.#persist(m, attempt + 1));
+      },
+    );
+  }
+}

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { and, eq, sql } from "drizzle-orm";
+import type Redis from "ioredis";
+import { RedisMarkShare } from "../../src/cluster/marks-redis.ts";
+import { deliveryMarks } from "../../src/db/schema/index.ts";
+import { openStore, type Store } from "../../src/db/store.ts";
+import { GroupCommit } from "../../src/delivery/group-commit.ts";
+import { MarkLedger, MemoryMarkShare } from "../../src/delivery/marks.ts";
+import type { MarkRow } from "../../src/delivery/writer.ts";
+import { connect, dropPrefix, uniquePrefix } from "../bus/redis-fixture.ts";
+import { freshStore, type TestStore } from "../support/stores.ts";
+import { deliveryOn, uplink, type Rig } from "./harness.ts";
+
+const ALICE = 310000000000000001n;
+const BOB = 310000000000000002n;
+
+const marksOf = (store: Store, userId: bigint, deviceId: string) =>
+  store.db.select().from(deliveryMarks).where(and(eq(deliveryMarks.userId, userId), eq(deliveryMarks.deviceId, deviceId)));
+
+describe("MarkLedger", () => {
+  test("a recorded mark is unconfirmed until its batch commits, then dropped from the share", async () => {
+    const share = new MemoryMarkShare();
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const written: MarkRow[] = [];
+    const writer = new GroupCommit<MarkRow, void>(async (rows) => {
+      await gate;
+      written.push(...rows);
+      return rows.map(() => undefined);
+    }, 100);
+    const ledger = new MarkLedger(share, writer, () => {});
+    await ledger.record([{ userId: 1n, deviceId: "d", messageId: 42n }]); // resolves before the commit
+    expect(written).toEqual([]);
+    expect(await ledger.unconfirmed(1n, "d")).toEqual([42n]);
+    release();
+    await writer.flush();
+    await Bun.sleep(0);
+    expect(written).toHaveLength(1);
+    expect(await ledger.unconfirmed(1n, "d")).toEqual([]);
+    expect(share.size).toBe(0);
+  });
+
+  test("a share that fails makes record wait for the database commit instead", async () => {
+    const failing = { add: () => Promise.reject(new Error("redis down")), drop: () => {}, of: () => [] as bigint[] };
+    let committed = false;
+    const writer = new GroupCommit<MarkRow, void>(async (rows) => {
+      await Bun.sleep(5);
+      committed = true;
+      return rows.map(() => undefined);
+    }, 100);
+    await new MarkLedger(failing, writer, () => {}).record([{ userId: 1n, deviceId: "d", messageId: 1n }]);
+    expect(committed).toBe(true);
+  });
+});
+
+describe("acks are confirmed before their mark commits [postgres]", () => {
+  let ts: TestStore;
+  let locker: Store;
+  beforeAll(async () => {
+    ts = await freshStore("postgres");
+    locker = await openStore({ url: ts.url!, poolSize: 1, migrate: false });
+  });
+  afterAll(async () => {
+    await locker.close();
+    await ts.dispose();
+  });
+
+  test("CLIENT_ACK_CONFIRM while delivery_mark is locked; the pull already excludes the message; the mark lands after", async () => {
+    const rig: Rig = deliveryOn(ts.store);
+    rig.social.befriend(ALICE, BOB);
+    const a1 = rig.sessions.open(ALICE, "a1");
+    const b1 = rig.sessions.open(BOB, "b1");
+    await rig.settle();
+    const m = uplink("C2C", ALICE, BOB);
+    rig.delivery.engine.onMessage(a1, m);
+    await rig.settle();
+    const held = locker.db.transaction(async (tx) => {
+      // SHARE blocks inserts into delivery_mark, not reads.
+      await tx.execute(sql`lock table delivery_mark in share mode`);
+      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
+      for (let i = 0; i < 500 && !b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).length; i++) await Bun.sleep(2);
+      expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).map((c) => c.id)).toEqual([m.id as string]);
+      // Not committed: the plain query still lists it; the pull with the unconfirmed marks does not.
+      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(1);
+      const acked = await rig.delivery.core.unconfirmed(BOB, "b1");
+      expect(await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+    });
+    await held;
+    await rig.settle();
+    expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
+    expect(await rig.delivery.core.unconfirmed(BOB, "b1")).toEqual([]);
+    await rig.delivery.stop();
+  });
+});
+
+describe("RedisMarkShare", () => {
+  let redis: Redis;
+  let ts: TestStore;
+  const prefix = uniquePrefix();
+  beforeAll(async () => {
+    redis = await connect();
+    ts = await freshStore("postgres");
+  });
+  afterAll(async () => {
+    await dropPrefix(redis, prefix);
+    redis.disconnect();
+    await ts.dispose();
+  });
+
+  test("an ack on node 1 is excluded from a pull on node 2 before it commits", async () => {
+    const one = deliveryOn(ts.store, {}, new RedisMarkShare(redis, prefix));
+    const two = deliveryOn(ts.store, {}, new RedisMarkShare(redis, prefix));
+    one.social.befriend(ALICE, BOB);
+    const a1 = one.sessions.open(ALICE, "a1");
+    const b1 = one.sessions.open(BOB, "b1");
+    await one.settle();
+    const m = uplink("C2C", ALICE, BOB);
+    one.delivery.engine.onMessage(a1, m);
+    await one.settle();
+    const locker = await openStore({ url: ts.url!, poolSize: 1, migrate: false });
+    try {
+      const held = locker.db.transaction(async (tx) => {
+        await tx.execute(sql`lock table delivery_mark in share mode`);
+        one.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
+        for (let i = 0; i < 500 && !b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).length; i++) await Bun.sleep(2);
+        expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" })).toHaveLength(1);
+        const acked = await two.delivery.core.unconfirmed(BOB, "b1");
+        expect(acked.length).toBeGreaterThan(0);
+        expect(await two.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+      });
+      await held;
+      await one.settle();
+      await two.settle();
+      expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
+      await Bun.sleep(10); // the SREM leaves in the next tick's pipeline
+      expect(await redis.smembers(`${prefix}marks:${BOB}:b1`)).toEqual([]);
+    } finally {
+      await locker.close();
+      await one.delivery.stop();
+      await two.delivery.stop();
+    }
+  });
+
+  test("marks a dead node left in Redis are written to the database by the next reader", async () => {
+    const rig = deliveryOn(ts.store, {}, new RedisMarkShare(redis, prefix));
+    // As if a node confirmed this ack and died before its batch committed.
+    await redis.sadd(`${prefix}marks:${BOB}:b9`, "123456789012345678");
+    expect(await rig.delivery.core.unconfirmed(BOB, "b9")).toEqual([123456789012345678n]);
+    await rig.settle();
+    expect((await marksOf(ts.store, BOB, "b9")).map((r) => r.messageId)).toEqual([123456789012345678n]);
+    await Bun.sleep(10);
+    expect(await redis.smembers(`${prefix}marks:${BOB}:b9`)).toEqual([]);
+    await rig.delivery.stop();
+  });
+});
