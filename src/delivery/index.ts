@@ -9,7 +9,7 @@ import { Engine } from "./engine.ts";
 import { InboxReader } from "./inbox.ts";
 import { MarkLedger, MemoryMarkShare } from "./marks.ts";
 import type { DeliveryEngine, Notifier, SessionRegistry, SocialGraph } from "./ports.ts";
-import { DeliveryWriter } from "./writer.ts";
+import { DeliveryWriter, writeMarks } from "./writer.ts";
 
 export interface DeliveryDeps {
   readonly sessions: SessionRegistry;
@@ -41,8 +41,11 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
   const { config, store, log, now } = services;
   const inbox = new InboxReader(store);
   const writer = new DeliveryWriter(store, config.deliveryBatchMax);
-  const marks = new MarkLedger(services.marks ?? new MemoryMarkShare(), writer.marks, (err) =>
-    log.warn("delivery: marks not written yet", { err }),
+  const marks = new MarkLedger(
+    services.marks ?? new MemoryMarkShare(),
+    (rows) => writeMarks(store.db, rows),
+    config.deliveryBatchMax * 4,
+    (err) => log.warn("delivery: marks not shared or written yet", { err }),
   );
   const core = new Engine({
     sessions: deps.sessions,
@@ -75,6 +78,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     await core.settle();
     await writer.flush();
     await core.settle();
+    await marks.flush();
   };
   let stopped: Promise<void> | undefined;
   return {

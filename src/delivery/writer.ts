@@ -49,7 +49,8 @@ function unnestInsert(table: string, columns: readonly (readonly [name: string, 
 
 const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? null : v.toString());
 
-function insertMarks(db: Db, marks: readonly MarkRow[]): Promise<unknown> {
+/** Delivery marks in one statement (the ledger batches them: src/delivery/marks.ts). */
+export function writeMarks(db: Db, marks: readonly MarkRow[]): Promise<unknown> {
   if (!marks.length) return Promise.resolve();
   return db.execute(
     unnestInsert("delivery_mark", [
@@ -146,23 +147,16 @@ async function writeMessages(db: Db, items: StoreItem[]): Promise<Stored[]> {
   });
 }
 
-async function writeMarks(db: Db, marks: MarkRow[]): Promise<void[]> {
-  await insertMarks(db, marks);
-  return marks.map(() => undefined);
-}
-
-/** The node's two group-commit queues: messages (with inbox and sender marks) and delivery marks. */
+/** The node's message queue: messages with their inbox rows and sender marks, group-committed. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
-  readonly marks: GroupCommit<MarkRow, void>;
 
   constructor(store: Store, maxBatch: number) {
-    // Two message batches in flight: the second overlaps the first's commit (settled in order).
+    // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
     this.messages = new GroupCommit((items) => writeMessages(store.db, items), maxBatch, store.kind === "postgres" ? 2 : 1);
-    this.marks = new GroupCommit((items) => writeMarks(store.db, items), maxBatch * 4);
   }
 
-  async flush(): Promise<void> {
-    await Promise.all([this.messages.flush(), this.marks.flush()]);
+  flush(): Promise<void> {
+    return this.messages.flush();
   }
 }

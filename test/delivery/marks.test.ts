@@ -4,7 +4,6 @@ import type Redis from "ioredis";
 import { RedisMarkShare } from "../../src/cluster/marks-redis.ts";
 import { deliveryMarks } from "../../src/db/schema/index.ts";
 import { openStore, type Store } from "../../src/db/store.ts";
-import { GroupCommit } from "../../src/delivery/group-commit.ts";
 import { MarkLedger, MemoryMarkShare } from "../../src/delivery/marks.ts";
 import type { MarkRow } from "../../src/delivery/writer.ts";
 import { connect, dropPrefix, uniquePrefix } from "../bus/redis-fixture.ts";
@@ -23,33 +22,73 @@ describe("MarkLedger", () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const written: MarkRow[] = [];
-    const writer = new GroupCommit<MarkRow, void>(async (rows) => {
-      await gate;
-      written.push(...rows);
-      return rows.map(() => undefined);
-    }, 100);
-    const ledger = new MarkLedger(share, writer, () => {});
-    await ledger.record([{ userId: 1n, deviceId: "d", messageId: 42n }]); // resolves before the commit
+    const ledger = new MarkLedger(
+      share,
+      async (rows) => {
+        await gate;
+        written.push(...rows);
+      },
+      100,
+      () => {},
+    );
+    await ledger.record([{ userId: 1n, deviceId: "d", messageId: 42n }]); // settles before the commit
     expect(written).toEqual([]);
     expect(await ledger.unconfirmed(1n, "d")).toEqual([42n]);
     release();
-    await writer.flush();
-    await Bun.sleep(0);
+    await ledger.flush();
     expect(written).toHaveLength(1);
     expect(await ledger.unconfirmed(1n, "d")).toEqual([]);
     expect(share.size).toBe(0);
   });
 
+  test("many marks share one write", async () => {
+    const writes: number[] = [];
+    const ledger = new MarkLedger(new MemoryMarkShare(), async (rows) => void writes.push(rows.length), 1000, () => {});
+    for (let i = 0; i < 300; i++) ledger.record([{ userId: 1n, deviceId: "d", messageId: BigInt(i) }]);
+    await ledger.flush();
+    expect(writes).toEqual([300]);
+  });
+
   test("a share that fails makes record wait for the database commit instead", async () => {
     const failing = { add: () => Promise.reject(new Error("redis down")), drop: () => {}, of: () => [] as bigint[] };
     let committed = false;
-    const writer = new GroupCommit<MarkRow, void>(async (rows) => {
-      await Bun.sleep(5);
-      committed = true;
-      return rows.map(() => undefined);
-    }, 100);
-    await new MarkLedger(failing, writer, () => {}).record([{ userId: 1n, deviceId: "d", messageId: 1n }]);
+    const ledger = new MarkLedger(
+      failing,
+      async () => {
+        await Bun.sleep(5);
+        committed = true;
+      },
+      100,
+      () => {},
+    );
+    await ledger.record([{ userId: 1n, deviceId: "d", messageId: 1n }]);
     expect(committed).toBe(true);
+  });
+
+  test("a failed write is tried again; its marks stay visible meanwhile", async () => {
+    const share = new MemoryMarkShare();
+    let fail = true;
+    const written: MarkRow[] = [];
+    const ledger = new MarkLedger(
+      share,
+      async (rows) => {
+        if (fail) throw new Error("db down");
+        written.push(...rows);
+      },
+      100,
+      () => {},
+    );
+    ledger.record([{ userId: 1n, deviceId: "d", messageId: 7n }]);
+    await ledger.flush();
+    expect(written).toEqual([]);
+    expect(await ledger.unconfirmed(1n, "d")).toEqual([7n]);
+    fail = false;
+    for (let i = 0; i < 300 && !written.length; i++) {
+      await Bun.sleep(10);
+      await ledger.flush();
+    }
+    expect(written.map((m) => m.messageId)).toEqual([7n]);
+    expect(share.size).toBe(0);
   });
 });
 
