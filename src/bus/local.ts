@@ -1,6 +1,6 @@
 import { Outbound, type SendOutcome, type Session, type SessionRegistry } from "../delivery/ports.ts";
 import type { DeliverEntry } from "./bus.ts";
-import { decodeBusMessage } from "./message.ts";
+import { decodeBusDelivery } from "./message.ts";
 
 /**
  * The receiving side of a `deliver` entry: decodes the message once, wraps it
@@ -9,8 +9,12 @@ import { decodeBusMessage } from "./message.ts";
  * happened per session; targets with no session here are simply absent (the
  * message is stored; they pull it on reconnect).
  */
-export function deliverLocally(entry: DeliverEntry, sessions: SessionRegistry): { out: Outbound; sent: [Session, SendOutcome][] } {
-  const out = new Outbound(decodeBusMessage(entry.message));
+export function deliverLocally(
+  entry: DeliverEntry,
+  sessions: SessionRegistry,
+): { out: Outbound; serverId: bigint | undefined; sent: [Session, SendOutcome][] } {
+  const { msg, serverId } = decodeBusDelivery(entry.message);
+  const out = new Outbound(msg);
   const sent: [Session, SendOutcome][] = [];
   for (const t of entry.targets) {
     if (t.deviceId !== undefined) {
@@ -20,5 +24,5 @@ export function deliverLocally(entry: DeliverEntry, sessions: SessionRegistry): 
       for (const s of sessions.sessionsOf(t.userId)) sent.push([s, s.send(out)]);
     }
   }
-  return { out, sent };
+  return { out, serverId, sent };
 }

@@ -24,9 +24,11 @@ interface Header {
   created_at?: string | number;
   e2ee?: ImMessage["e2ee"];
   in_reply_to?: string;
+  /** The server id (decimal): the receiving node resolves the device's ack without a database read. */
+  sid?: string;
 }
 
-export function encodeBusMessage(msg: ImMessage): Uint8Array {
+export function encodeBusMessage(msg: ImMessage, serverId?: bigint): Uint8Array {
   const header: Header = {
     id: msg.id,
     type: msg.type,
@@ -39,11 +41,17 @@ export function encodeBusMessage(msg: ImMessage): Uint8Array {
   if (msg.created_at !== undefined) header.created_at = msg.created_at;
   if (msg.e2ee !== undefined) header.e2ee = msg.e2ee;
   if (msg.in_reply_to !== undefined) header.in_reply_to = msg.in_reply_to;
+  if (serverId !== undefined) header.sid = serverId.toString();
   // JSON text never holds a raw newline, so the first one ends the header.
   return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
 }
 
 export function decodeBusMessage(bytes: Uint8Array): ImMessage {
+  return decodeBusDelivery(bytes).msg;
+}
+
+/** The message and, when the sender knew it, its server id. */
+export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId: bigint | undefined } {
   const cut = bytes.indexOf(NEWLINE);
   if (cut < 0) throw new Error("bus message without header");
   const h = JSON.parse(decoder.decode(bytes.subarray(0, cut))) as Header;
@@ -79,5 +87,5 @@ export function decodeBusMessage(bytes: Uint8Array): ImMessage {
   if (h.created_at !== undefined) msg.created_at = h.created_at;
   if (h.e2ee !== undefined) msg.e2ee = h.e2ee;
   if (h.in_reply_to !== undefined) msg.in_reply_to = h.in_reply_to;
-  return msg;
+  return { msg, serverId: h.sid === undefined ? undefined : BigInt(h.sid) };
 }

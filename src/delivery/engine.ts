@@ -290,7 +290,7 @@ export class Engine implements DeliveryEngine, Notifier {
         this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
       }
     }
-    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except));
+    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId));
   }
 
   /**
@@ -298,7 +298,7 @@ export class Engine implements DeliveryEngine, Notifier {
    * once. The receiving node pushes and runs those devices' retries (their acks
    * arrive there). Presence unreachable: remote devices count as offline.
    */
-  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined): Promise<void> {
+  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint): Promise<void> {
     const cluster = this.d.cluster!;
     let found;
     try {
@@ -310,7 +310,7 @@ export class Engine implements DeliveryEngine, Notifier {
     let bytes: Uint8Array | undefined;
     for (const [node, targets] of targetsByNode(found, except)) {
       if (node === cluster.nodeId) continue;
-      bytes ??= encodeBusMessage(msg);
+      bytes ??= encodeBusMessage(msg, serverId);
       cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
     }
   }
@@ -319,11 +319,15 @@ export class Engine implements DeliveryEngine, Notifier {
   onBus(entry: BusEntry, _from: number): void {
     switch (entry.kind) {
       case "deliver": {
-        const { out, sent } = deliverLocally(entry, this.d.sessions);
+        const { out, serverId, sent } = deliverLocally(entry, this.d.sessions);
         const schedule = RETRY_SCHEDULE[out.msg.type as ChatType] ?? RETRY_SCHEDULE.S2C;
+        if (serverId !== undefined) {
+          const m = out.msg;
+          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: entry.targets.map((t) => t.userId) });
+        }
         for (const [s, outcome] of sent) {
           if (outcome === "closed" || this.#retired.has(s.connId)) continue;
-          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule });
+          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId } : {}) });
         }
         return;
       }

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { decodeBusMessage, encodeBusMessage } from "../../src/bus/message.ts";
+import { decodeBusDelivery, decodeBusMessage, encodeBusMessage } from "../../src/bus/message.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 
 describe("bus message bytes", () => {
@@ -44,6 +44,12 @@ describe("bus message bytes", () => {
     const back = decodeBusMessage(encodeBusMessage({ id: "x", type: "C2C", from: 1n, to: 2n, payload: {}, server_ts: 1 }));
     back.payload = { a: 1 };
     expect(back.payloadJson).toBeUndefined();
+  });
+
+  test("the server id travels exactly when given, and is absent otherwise", () => {
+    const m = { id: "x", type: "C2C", from: 1n, to: 2n, payload: {}, server_ts: 1 };
+    expect(decodeBusDelivery(encodeBusMessage(m, 9007199254740993123n)).serverId).toBe(9007199254740993123n);
+    expect(decodeBusDelivery(encodeBusMessage(m)).serverId).toBeUndefined();
   });
 
   test("bytes without a header are refused", () => {
