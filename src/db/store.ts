@@ -18,6 +18,12 @@ export interface Store {
   readonly db: Db;
   /** Raw SQL returning rows, normalised across both drivers. */
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /**
+   * A fixed statement text with positional parameters ($1…), prepared once per
+   * connection on PostgreSQL: the delivery writer's hot statements skip
+   * drizzle's builder and the server's parse/plan on every batch.
+   */
+  query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -66,6 +72,8 @@ function openPostgres(url: string, max: number): Store {
     kind: "postgres",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
+    query: async <T>(text: string, params: readonly unknown[]) =>
+      (await client.unsafe(text, params as never[], { prepare: true })) as unknown as T[],
     ping: () => answers(() => client`select 1`),
     close: () => client.end({ timeout: 5 }),
   };
@@ -83,6 +91,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     kind: "pglite",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
+    query: async <T>(text: string, params: readonly unknown[]) => (await client.query<T>(text, params as unknown[])).rows,
     ping: async () => !client.closed && (await answers(() => client.query("select 1"))),
     close: () => (client.closed ? Promise.resolve() : client.close()),
   };

@@ -43,7 +43,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
   const writer = new DeliveryWriter(store, config.deliveryBatchMax);
   const marks = new MarkLedger(
     services.marks ?? new MemoryMarkShare(),
-    (rows) => writeMarks(store.db, rows),
+    (rows) => writeMarks(store, rows),
     config.deliveryBatchMax * 4,
     (err) => log.warn("delivery: marks not shared or written yet", { err }),
   );

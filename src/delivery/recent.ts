@@ -33,6 +33,7 @@ export class RecentMessages {
     this.#byId.set(m.id, m);
     this.#byTsid.set(tsidKey(m.id), m);
     this.#weight += m.inbox.length + 1;
+    if (this.#weight <= this.maxWeight) return;
     // Maps iterate in insertion order: the oldest go first.
     for (const [id, old] of this.#byId) {
       if (this.#weight <= this.maxWeight) break;

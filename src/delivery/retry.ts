@@ -31,12 +31,13 @@ export interface RetryEntry {
 /** Sends one attempt; false when the device has no session here any more (the entry is dropped). */
 export type Attempt = (entry: RetryEntry) => boolean;
 
-const deviceKey = (userId: bigint, deviceId: string) => `${userId}/${deviceId}`;
+/** user → device → §2.8 id → live entry (nested maps: no key string built per lookup). */
+type DeviceIndex = Map<bigint, Map<string, Map<string, RetryEntry>>>;
 
 export class RetryWheel {
   readonly #slots = new Map<number, RetryEntry[]>();
   /** Per device: §2.8 id → live entry (acks find their entry here). */
-  readonly #byDevice = new Map<string, Map<string, RetryEntry>>();
+  readonly #byDevice: DeviceIndex = new Map();
   #lastSlot: number;
   #timer: ReturnType<typeof setInterval> | undefined;
 
@@ -66,9 +67,10 @@ export class RetryWheel {
   track(entry: Omit<RetryEntry, "next" | "due" | "cancelled">): void {
     if (entry.schedule.length < 2) return;
     const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false };
-    const key = deviceKey(e.userId, e.deviceId);
-    let device = this.#byDevice.get(key);
-    if (!device) this.#byDevice.set(key, (device = new Map()));
+    let devices = this.#byDevice.get(e.userId);
+    if (!devices) this.#byDevice.set(e.userId, (devices = new Map()));
+    let device = devices.get(e.deviceId);
+    if (!device) devices.set(e.deviceId, (device = new Map()));
     const prior = device.get(e.out.msg.id);
     if (prior) prior.cancelled = true;
     device.set(e.out.msg.id, e);
@@ -77,37 +79,40 @@ export class RetryWheel {
 
   /** The live entry for a device and §2.8 id, if any. */
   find(userId: bigint, deviceId: string, id: string): RetryEntry | undefined {
-    return this.#byDevice.get(deviceKey(userId, deviceId))?.get(id);
+    return this.#byDevice.get(userId)?.get(deviceId)?.get(id);
   }
 
   /** The live entry of a device whose id has this type and tsid segment (frame ACK). */
   findByTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): RetryEntry | undefined {
     const prefix = `${type}.${tsid}.`;
-    for (const [id, e] of this.#byDevice.get(deviceKey(userId, deviceId)) ?? []) if (id.startsWith(prefix)) return e;
+    for (const [id, e] of this.#byDevice.get(userId)?.get(deviceId) ?? []) if (id.startsWith(prefix)) return e;
     return undefined;
   }
 
   cancel(entry: RetryEntry): void {
     entry.cancelled = true;
-    const key = deviceKey(entry.userId, entry.deviceId);
-    const device = this.#byDevice.get(key);
+    const devices = this.#byDevice.get(entry.userId);
+    const device = devices?.get(entry.deviceId);
     if (device?.get(entry.out.msg.id) === entry) {
       device.delete(entry.out.msg.id);
-      if (!device.size) this.#byDevice.delete(key);
+      if (device.size) return;
+      devices!.delete(entry.deviceId);
+      if (!devices!.size) this.#byDevice.delete(entry.userId);
     }
   }
 
   /** Drops every entry of a device (it disconnected: what it lacks stays pending in the store). */
   cancelDevice(userId: bigint, deviceId: string): void {
-    const key = deviceKey(userId, deviceId);
-    for (const e of this.#byDevice.get(key)?.values() ?? []) e.cancelled = true;
-    this.#byDevice.delete(key);
+    const devices = this.#byDevice.get(userId);
+    for (const e of devices?.get(deviceId)?.values() ?? []) e.cancelled = true;
+    devices?.delete(deviceId);
+    if (devices && !devices.size) this.#byDevice.delete(userId);
   }
 
   /** Live entries (metrics, tests). */
   get size(): number {
     let n = 0;
-    for (const d of this.#byDevice.values()) n += d.size;
+    for (const devices of this.#byDevice.values()) for (const d of devices.values()) n += d.size;
     return n;
   }
 

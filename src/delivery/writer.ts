@@ -1,11 +1,11 @@
 /**
  * Store first, in groups: messages, their inbox rows and the sending device's
- * mark go to the database in one transaction per batch (multi-row INSERTs).
+ * mark go to the database in one statement per batch (docs/delivery.md).
  * A message's promise settles only after its batch committed, so a
  * SERVER_ACK sent on it names a durable row.
  */
-import { and, eq, or, sql, type SQL } from "drizzle-orm";
-import { rowsOf, type Db, type Store } from "../db/store.ts";
+import { and, eq, or, sql } from "drizzle-orm";
+import type { Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit } from "./group-commit.ts";
 
@@ -32,53 +32,34 @@ export interface Stored {
   readonly duplicate: boolean;
 }
 
-/**
- * `INSERT … SELECT * FROM unnest($1::t1[], $2::t2[], …)`: one bind parameter per
- * column whatever the row count, so a batch costs one short statement (a
- * multi-row VALUES list of 512 messages costs ~30 ms to build in drizzle alone).
- * Ids travel as decimal strings inside the arrays: exact on both drivers.
+/*
+ * The two hot statements have a fixed text: one bind parameter per column,
+ * each an array (`unnest`), whatever the batch size. A multi-row VALUES list of
+ * 512 messages cost ~30 ms to build in drizzle alone; a fixed text is prepared
+ * once per connection (Store.query) and planned once. Ids travel as decimal
+ * strings inside the arrays: exact on both drivers.
  */
-function unnestInsert(table: string, columns: readonly (readonly [name: string, type: string, values: unknown[]])[], tail = ""): SQL {
-  const names = columns.map(([n]) => n).join(", ");
-  const arrays = sql.join(
-    columns.map(([, type, values]) => sql`${sql.param(values)}::${sql.raw(type)}[]`),
-    sql`, `,
-  );
-  return sql`insert into ${sql.raw(table)} (${sql.raw(names)}) select * from unnest(${arrays}) on conflict do nothing${sql.raw(tail)}`;
+
+/** Delivery marks (the ledger batches them: src/delivery/marks.ts). */
+const INSERT_MARKS = `insert into delivery_mark (user_id, device_id, message_id)
+  select * from unnest($1::bigint[], $2::text[], $3::bigint[]) on conflict do nothing`;
+
+export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unknown> {
+  if (!marks.length) return Promise.resolve();
+  const users = new Array<string>(marks.length);
+  const devices = new Array<string>(marks.length);
+  const ids = new Array<string>(marks.length);
+  marks.forEach((m, i) => {
+    users[i] = m.userId.toString();
+    devices[i] = m.deviceId;
+    ids[i] = m.messageId.toString();
+  });
+  return store.query(INSERT_MARKS, [users, devices, ids]);
 }
 
 const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? null : v.toString());
 
-/** Delivery marks in one statement (the ledger batches them: src/delivery/marks.ts). */
-export function writeMarks(db: Db, marks: readonly MarkRow[]): Promise<unknown> {
-  if (!marks.length) return Promise.resolve();
-  return db.execute(
-    unnestInsert("delivery_mark", [
-      ["user_id", "bigint", marks.map((m) => dec(m.userId))],
-      ["device_id", "text", marks.map((m) => m.deviceId)],
-      ["message_id", "bigint", marks.map((m) => dec(m.messageId))],
-    ]),
-  );
-}
-
 const senderKey = (from: bigint | null | undefined, clientId: string) => `${from ?? 0n}:${clientId}`;
-
-/** The rows of a batch as `unnest` column arrays (ids as decimal strings). */
-function messageColumns(rows: readonly StoreItem["row"][]) {
-  return [
-    ["id", "bigint", rows.map((r) => dec(r.id))],
-    ["client_id", "text", rows.map((r) => r.clientId)],
-    ["chat_type", "text", rows.map((r) => r.chatType)],
-    ["from_id", "bigint", rows.map((r) => dec(r.fromId))],
-    ["to_id", "bigint", rows.map((r) => dec(r.toId))],
-    ["msg_type", "text", rows.map((r) => r.msgType ?? "")],
-    ["action", "text", rows.map((r) => r.action ?? "")],
-    ["payload", "text", rows.map((r) => r.payload)],
-    ["e2ee", "text", rows.map((r) => r.e2ee ?? null)],
-    ["created_at", "text", rows.map((r) => r.createdAt ?? null)],
-    ["server_ts", "bigint", rows.map((r) => String(r.serverTs))],
-  ] as const;
-}
 
 /**
  * One statement per batch (an implicit transaction, one round trip): the
@@ -87,43 +68,75 @@ function messageColumns(rows: readonly StoreItem["row"][]) {
  * resent id adds nothing. Five round trips (BEGIN, three INSERTs, COMMIT)
  * were most of a batch's latency on a busy PostgreSQL.
  */
-function insertBatch(unique: readonly StoreItem[]): SQL {
+const INSERT_BATCH = `with m as (
+  insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts)
+  select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+    $8::text[], $9::text[], $10::text[], $11::bigint[])
+  on conflict do nothing returning id
+), b as (
+  insert into inbox (user_id, message_id)
+  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)
+  where mid in (select id from m) on conflict do nothing
+), k as (
+  insert into delivery_mark (user_id, device_id, message_id)
+  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)
+  where mid in (select id from m) on conflict do nothing
+)
+select id from m`;
+
+function batchParams(unique: readonly StoreItem[]): unknown[] {
   const rows = unique.map((i) => i.row);
-  const box = unique.flatMap((i) => i.inbox.map((userId) => [userId, i.row.id] as const));
-  const marks = unique.flatMap((i) => i.marks.map((m) => [m, i.row.id] as const));
-  const arr = (values: unknown[], type: string) => sql`${sql.param(values)}::${sql.raw(type)}[]`;
-  const cols = messageColumns(rows);
-  return sql`with m as (
-    insert into messages (${sql.raw(cols.map(([n]) => n).join(", "))})
-    select * from unnest(${sql.join(
-      cols.map(([, type, values]) => arr(values, type)),
-      sql`, `,
-    )}) on conflict do nothing returning id
-  ), b as (
-    insert into inbox (user_id, message_id)
-    select u, mid from unnest(${arr(box.map(([u]) => dec(u)), "bigint")}, ${arr(box.map(([, id]) => dec(id)), "bigint")}) as x(u, mid)
-    where mid in (select id from m) on conflict do nothing
-  ), k as (
-    insert into delivery_mark (user_id, device_id, message_id)
-    select u, d, mid from unnest(${arr(marks.map(([m]) => dec(m.userId)), "bigint")}, ${arr(marks.map(([m]) => m.deviceId), "text")},
-      ${arr(marks.map(([, id]) => dec(id)), "bigint")}) as y(u, d, mid)
-    where mid in (select id from m) on conflict do nothing
-  )
-  select id from m`;
+  const boxUsers: string[] = [];
+  const boxIds: string[] = [];
+  const markUsers: string[] = [];
+  const markDevices: string[] = [];
+  const markIds: string[] = [];
+  for (const item of unique) {
+    const id = item.row.id.toString();
+    for (const u of item.inbox) {
+      boxUsers.push(u.toString());
+      boxIds.push(id);
+    }
+    for (const m of item.marks) {
+      markUsers.push(m.userId.toString());
+      markDevices.push(m.deviceId);
+      markIds.push(id);
+    }
+  }
+  return [
+    rows.map((r) => dec(r.id)),
+    rows.map((r) => r.clientId),
+    rows.map((r) => r.chatType),
+    rows.map((r) => dec(r.fromId)),
+    rows.map((r) => dec(r.toId)),
+    rows.map((r) => r.msgType ?? ""),
+    rows.map((r) => r.action ?? ""),
+    rows.map((r) => r.payload),
+    rows.map((r) => r.e2ee ?? null),
+    rows.map((r) => r.createdAt ?? null),
+    rows.map((r) => String(r.serverTs)),
+    boxUsers,
+    boxIds,
+    markUsers,
+    markDevices,
+    markIds,
+  ];
 }
 
-async function writeMessages(db: Db, items: StoreItem[]): Promise<Stored[]> {
+async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
+  const db = store.db;
   // The first of equal (sender, client id) pairs in one batch is the one stored.
   const firstOf = new Map<string, number>();
+  const keys = items.map((item) => senderKey(item.row.fromId, item.row.clientId));
   const unique: StoreItem[] = [];
   items.forEach((item, i) => {
-    const key = senderKey(item.row.fromId, item.row.clientId);
+    const key = keys[i]!;
     if (!firstOf.has(key)) {
       firstOf.set(key, i);
       unique.push(item);
     }
   });
-  const returned = rowsOf<{ id: bigint | string }>(await db.execute(insertBatch(unique)));
+  const returned = await store.query<{ id: bigint | string }>(INSERT_BATCH, batchParams(unique));
   const inserted = new Set(returned.map((r) => BigInt(r.id)));
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();
@@ -136,7 +149,7 @@ async function writeMessages(db: Db, items: StoreItem[]): Promise<Stored[]> {
     for (const f of found) existing.set(senderKey(f.fromId, f.clientId), { id: f.id, serverTs: f.serverTs });
   }
   return items.map((item, i) => {
-    const key = senderKey(item.row.fromId, item.row.clientId);
+    const key = keys[i]!;
     const first = firstOf.get(key)!;
     if (first === i && inserted.has(item.row.id)) return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false };
     const prior = existing.get(key);
@@ -153,7 +166,7 @@ export class DeliveryWriter {
 
   constructor(store: Store, maxBatch: number) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit((items) => writeMessages(store.db, items), maxBatch, store.kind === "postgres" ? 2 : 1);
+    this.messages = new GroupCommit((items) => writeMessages(store, items), maxBatch, store.kind === "postgres" ? 2 : 1);
   }
 
   flush(): Promise<void> {
