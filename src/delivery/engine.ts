@@ -311,7 +311,8 @@ export class Engine implements DeliveryEngine, Notifier {
       }
       case "kick":
         for (const s of this.d.sessions.sessionsOf(entry.userId)) {
-          if (s.deviceId !== entry.deviceId) continue;
+          // A session opened after the kick was decided is the newer connection (or a later one): left open.
+          if (s.deviceId !== entry.deviceId || s.openedAt >= entry.at) continue;
           this.tell(s, entry.action, { content: "signed in on this device elsewhere", device_id: entry.deviceId });
           s.close(CloseCode.Replaced, entry.action);
         }

@@ -8,6 +8,7 @@ import { api, startTestNode } from "../support/node.ts";
 import { RecordingEngine } from "../support/ws-engine.ts";
 import { connect, createUser, sessionOf } from "../support/ws.ts";
 import { storeKinds } from "../support/stores.ts";
+import type { Conn } from "../../src/ws/conn.ts";
 
 for (const kind of storeKinds()) {
   test(`[${kind}] without REDIS_URL: in-process bus and presence, /readyz 200, 503 once draining`, async () => {
@@ -31,6 +32,29 @@ for (const kind of storeKinds()) {
     }
   }, 20_000);
 }
+
+test("a kick decided before this session opened leaves it open; one decided after closes it (4103)", async () => {
+  const node = await startTestNode("pglite", { heartbeatInterval: 60_000 });
+  try {
+    const user = await createUser(node, "phone");
+    const c = await connect(node, user);
+    const s = (await sessionOf(node, user)) as Conn;
+    expect(s.openedAt).toBeGreaterThan(0);
+    const kick = (at: number) => ({ kind: "kick", userId: user.userId, deviceId: "phone", action: "logged_another_device", at }) as const;
+
+    // A late kick (another node took the device before this connection opened) reaches the engine's handler.
+    node.services.bus.send(node.services.nodeId, kick(s.openedAt - 1));
+    await node.services.bus.flush(); // the local hand-off has run
+    expect(s.closing).toBe(false);
+    expect(node.ws.registry.session(user.userId, "phone")).toBe(s);
+
+    node.services.bus.send(node.services.nodeId, kick(s.openedAt + 1));
+    expect(await c.nextAction("logged_another_device")).toMatchObject({ type: "S2C" });
+    expect((await c.closed).code).toBe(4103);
+  } finally {
+    await node.stop();
+  }
+}, 20_000);
 
 describe("with REDIS_URL", () => {
   const r = useRedis();
