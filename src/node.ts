@@ -106,10 +106,16 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     presence: cluster.presence,
     lifecycle: cluster,
   };
-  // The delivery engine handles what other nodes send (deliver, kick, ack); it is created below.
+  // The delivery engine handles what other nodes send (deliver, kick, ack, pull), the social caches
+  // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
+  let social: Social | undefined;
   await cluster.bus
-    .start((entry, from) => (delivery ? delivery.core.onBus(entry, from) : log.debug("bus entry before delivery started", { kind: entry.kind, from })))
+    .start((entry, from) => {
+      if (entry.kind === "invalidate") return social?.facts.invalidate(entry.change, true);
+      if (delivery) return delivery.core.onBus(entry, from);
+      log.debug("bus entry before delivery started", { kind: entry.kind, from });
+    })
     .catch(async (e: unknown) => {
       await undo();
       throw e;
@@ -126,14 +132,20 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     notify: (...a) => delivery!.notifier.notify(...a),
     tell: (...a) => delivery!.notifier.tell(...a),
   };
-  const social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  // Other nodes drop the same cache entries at once rather than after the TTL (sent before any notice of the change).
+  social.facts.onInvalidate((change) => cluster.broadcast({ kind: "invalidate", change }));
   delivery = createDelivery(base, {
     sessions: opts.delivery?.sessions ?? transportSessions,
     social: opts.delivery?.social ?? social.graph,
   });
   const services: Services = { ...base, delivery };
   // Deliver entries for this node's devices may not have been sent while Redis was away: they pull.
-  cluster.onRecovered(() => void delivery.core.catchUp().catch((err: unknown) => log.warn("delivery catch-up failed", { err })));
+  // And devices elsewhere whose messages this node stored while cut off (its presence lookups failed) pull.
+  cluster.onRecovered(() => {
+    delivery.core.catchUp().catch((err: unknown) => log.warn("delivery catch-up failed", { err }));
+    delivery.core.pullElsewhere().catch((err: unknown) => log.warn("pull requests to other nodes failed", { err }));
+  });
   await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
 
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.

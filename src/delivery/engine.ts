@@ -50,6 +50,9 @@ export interface EngineDeps {
 
 const EMPTY = "{}";
 
+/** Users remembered for a `pull` after an outage of this node's Redis; beyond it, every device is asked. */
+export const SKIPPED_MAX = 10_000;
+
 const sameDevice = (a: DeviceAddress, b: DeviceAddress | undefined) =>
   b !== undefined && a.userId === b.userId && a.deviceId === b.deviceId;
 
@@ -63,6 +66,10 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #retired = new Set<number>();
   /** Open sessions on this node (catch-up after a Redis outage). */
   readonly #open = new Map<number, Session>();
+  /** Recipients whose devices on other nodes this node could not reach (presence or bus down): they pull once Redis is back. */
+  #skipped = new Set<bigint>();
+  /** More than SKIPPED_MAX skipped: the pull goes to every device. */
+  #skippedAll = false;
 
   constructor(private readonly d: EngineDeps) {
     this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
@@ -197,13 +204,39 @@ export class Engine implements DeliveryEngine, Notifier {
   /**
    * After this node lost Redis, deliver entries addressed to its devices may
    * never have been sent (the sender's presence lookup failed): every local
-   * device with pending messages is told to pull, as on connect.
+   * device with pending messages is told to pull, as on connect. With
+   * `userIds` (a `pull` entry): only those users' devices.
    */
-  async catchUp(): Promise<void> {
-    const sessions = [...this.#open.values()];
+  async catchUp(userIds?: readonly bigint[]): Promise<void> {
+    const sessions = userIds ? userIds.flatMap((u) => this.d.sessions.sessionsOf(u)) : [...this.#open.values()];
     for (const s of sessions) {
       if (this.#retired.has(s.connId)) continue;
       if (await this.d.inbox.hasPending(s.userId, s.deviceId)) this.tell(s, "pull_offline_msg", {});
+    }
+  }
+
+  /**
+   * After this node's Redis connection came back: the users whose devices on
+   * other nodes were skipped meanwhile are sent to every other live node in a
+   * `pull` entry (no list when there were too many: every device pulls).
+   * Fails (and keeps the list) if Redis is gone again.
+   */
+  async pullElsewhere(): Promise<void> {
+    const cluster = this.d.cluster;
+    if (!cluster || (!this.#skipped.size && !this.#skippedAll)) return;
+    const nodes = await cluster.presence.nodes();
+    const entry = this.#skippedAll ? ({ kind: "pull" } as const) : ({ kind: "pull", userIds: [...this.#skipped] } as const);
+    this.#skipped = new Set();
+    this.#skippedAll = false;
+    for (const n of nodes) if (n !== cluster.nodeId) cluster.bus.send(n, entry);
+  }
+
+  #skip(users: readonly bigint[]): void {
+    if (this.#skippedAll) return;
+    for (const u of users) this.#skipped.add(u);
+    if (this.#skipped.size > SKIPPED_MAX) {
+      this.#skipped = new Set();
+      this.#skippedAll = true;
     }
   }
 
@@ -287,6 +320,7 @@ export class Engine implements DeliveryEngine, Notifier {
       found = await cluster.presence.lookup(users);
     } catch (err) {
       this.d.log.warn("delivery: presence lookup failed; remote devices will pull", { err });
+      this.#skip(users);
       return;
     }
     let bytes: Uint8Array | undefined;
@@ -294,6 +328,8 @@ export class Engine implements DeliveryEngine, Notifier {
       if (node === cluster.nodeId) continue;
       bytes ??= encodeBusMessage(msg);
       cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
+      // Buffered while Redis is away, and the buffer may drop it: those devices pull too.
+      if (!cluster.bus.ready()) this.#skip(targets.map((t) => t.userId));
     }
   }
 
@@ -322,6 +358,11 @@ export class Engine implements DeliveryEngine, Notifier {
         if (e) this.wheel.cancel(e);
         return;
       }
+      case "pull":
+        this.#track(this.catchUp(entry.userIds));
+        return;
+      case "invalidate":
+        return; // social caches: handled by the node's bus handler (src/node.ts)
     }
   }
 
