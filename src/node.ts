@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
-import { openCluster } from "./cluster/index.ts";
+import { openCluster, type Cluster } from "./cluster/index.ts";
 import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
@@ -62,7 +62,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     (await openStore({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
   const closeStore = !opts.store || opts.ownStore === true;
 
-  let cluster;
+  let cluster: Cluster;
   try {
     cluster = await openCluster(config, store, log, now);
   } catch (e) {
@@ -165,22 +165,35 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
 
   const http = createHttpApp(services, social);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
-  const server = Bun.serve<Conn>({
-    hostname: config.host,
-    port: config.port,
-    maxRequestBodySize: config.wsMaxPayload,
-    // Several worker processes share the port (src/cluster/workers.ts).
-    reusePort: config.workers > 1,
-    async fetch(req, srv) {
-      const url = new URL(req.url);
-      if (url.pathname === "/ws") {
-        if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
-        return ws.upgrade(req, srv);
-      }
-      return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
-    },
-    websocket: ws.websocket,
-  });
+  const transport = ws;
+  let server: Server<Conn>;
+  try {
+    server = Bun.serve<Conn>({
+      hostname: config.host,
+      port: config.port,
+      maxRequestBodySize: config.wsMaxPayload,
+      // Several worker processes share the port (src/cluster/workers.ts).
+      reusePort: config.workers > 1,
+      async fetch(req, srv) {
+        const url = new URL(req.url);
+        if (url.pathname === "/ws") {
+          if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          return transport.upgrade(req, srv);
+        }
+        return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
+      },
+      websocket: transport.websocket,
+    });
+  } catch (e) {
+    // Port taken (or refused): undo what started above, the cluster side (bus, presence, node id) included.
+    transport.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON);
+    clearInterval(sweeper);
+    await sweeping;
+    await delivery.stop();
+    await cluster.drain();
+    await undo();
+    throw e;
+  }
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });

@@ -109,6 +109,25 @@ describe("with REDIS_URL", () => {
     }
   }, 20_000);
 
+  test("a node that cannot listen (port taken) undoes its cluster side: node id, liveness, presence", async () => {
+    const { redis, prefix } = r;
+    const opts = { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined };
+    const a = await startTestNode("postgres", opts);
+    try {
+      const keys = async (pattern: string) => (await redis.keys(`${prefix}${pattern}`)).sort();
+      const held = { ids: await keys("nodeid:*"), alive: await keys("alive:*") };
+      expect(held.ids).toEqual([`${prefix}nodeid:${a.services.nodeId}`]);
+      await expect(startTestNode("postgres", { ...opts, port: a.port })).rejects.toThrow();
+      // The refused node had leased the next id and beaten once: both are gone, not left to expire.
+      expect(await keys("nodeid:*")).toEqual(held.ids);
+      expect(await keys("alive:*")).toEqual(held.alive);
+      expect(await redis.hkeys(`${prefix}nodes`)).toEqual([String(a.services.nodeId)]);
+      expect((await api(a, "GET", "/readyz")).status).toBe(200);
+    } finally {
+      await a.stop();
+    }
+  }, 20_000);
+
   test("shutdown removes the presence entries of the node's devices", async () => {
     const { redis, prefix } = r;
     const node = await startTestNode("postgres", { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined, heartbeatInterval: 60_000 });
