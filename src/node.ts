@@ -1,6 +1,6 @@
 import type { Server } from "bun";
 import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
-import { openCluster } from "./cluster/index.ts";
+import { openCluster, type Cluster } from "./cluster/index.ts";
 import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
@@ -62,7 +62,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     (await openStore({ url: config.databaseUrl, dataDir: config.dataDir, poolSize: config.dbPoolSize }));
   const closeStore = !opts.store || opts.ownStore === true;
 
-  let cluster;
+  let cluster: Cluster;
   try {
     cluster = await openCluster(config, store, log, now);
   } catch (e) {
@@ -107,10 +107,16 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     marks: cluster.marks,
     lifecycle: cluster,
   };
-  // The delivery engine handles what other nodes send (deliver, kick, ack); it is created below.
+  // The delivery engine handles what other nodes send (deliver, kick, ack, pull), the social caches
+  // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
+  let social: Social | undefined;
   await cluster.bus
-    .start((entry, from) => (delivery ? delivery.core.onBus(entry, from) : log.debug("bus entry before delivery started", { kind: entry.kind, from })))
+    .start((entry, from) => {
+      if (entry.kind === "invalidate") return social?.facts.invalidate(entry.change, true);
+      if (delivery) return delivery.core.onBus(entry, from);
+      log.debug("bus entry before delivery started", { kind: entry.kind, from });
+    })
     .catch(async (e: unknown) => {
       await undo();
       throw e;
@@ -127,14 +133,20 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     notify: (...a) => delivery!.notifier.notify(...a),
     tell: (...a) => delivery!.notifier.tell(...a),
   };
-  const social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  social = createSocial(base, { notifier: opts.notifier ?? notifier });
+  // Other nodes drop the same cache entries at once rather than after the TTL (sent before any notice of the change).
+  social.facts.onInvalidate((change) => cluster.broadcast({ kind: "invalidate", change }));
   delivery = createDelivery(base, {
     sessions: opts.delivery?.sessions ?? transportSessions,
     social: opts.delivery?.social ?? social.graph,
   });
   const services: Services = { ...base, delivery };
   // Deliver entries for this node's devices may not have been sent while Redis was away: they pull.
-  cluster.onRecovered(() => void delivery.core.catchUp().catch((err: unknown) => log.warn("delivery catch-up failed", { err })));
+  // And devices elsewhere whose messages this node stored while cut off (its presence lookups failed) pull.
+  cluster.onRecovered(() => {
+    delivery.core.catchUp().catch((err: unknown) => log.warn("delivery catch-up failed", { err }));
+    delivery.core.pullElsewhere().catch((err: unknown) => log.warn("pull requests to other nodes failed", { err }));
+  });
   await seedAssistants(store.db, services.ids, assistantsFromConfig(config.assistants));
 
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
@@ -154,22 +166,35 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
 
   const http = createHttpApp(services, social);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
-  const server = Bun.serve<Conn>({
-    hostname: config.host,
-    port: config.port,
-    maxRequestBodySize: config.wsMaxPayload,
-    // Several worker processes share the port (src/cluster/workers.ts).
-    reusePort: config.workers > 1,
-    async fetch(req, srv) {
-      const url = new URL(req.url);
-      if (url.pathname === "/ws") {
-        if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
-        return ws.upgrade(req, srv);
-      }
-      return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
-    },
-    websocket: ws.websocket,
-  });
+  const transport = ws;
+  let server: Server<Conn>;
+  try {
+    server = Bun.serve<Conn>({
+      hostname: config.host,
+      port: config.port,
+      maxRequestBodySize: config.wsMaxPayload,
+      // Several worker processes share the port (src/cluster/workers.ts).
+      reusePort: config.workers > 1,
+      async fetch(req, srv) {
+        const url = new URL(req.url);
+        if (url.pathname === "/ws") {
+          if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          return transport.upgrade(req, srv);
+        }
+        return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
+      },
+      websocket: transport.websocket,
+    });
+  } catch (e) {
+    // Port taken (or refused): undo what started above, the cluster side (bus, presence, node id) included.
+    transport.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON);
+    clearInterval(sweeper);
+    await sweeping;
+    await delivery.stop();
+    await cluster.drain();
+    await undo();
+    throw e;
+  }
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });

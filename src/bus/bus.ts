@@ -55,7 +55,35 @@ export interface AckEntry {
   readonly type: ChatType;
 }
 
-export type BusEntry = DeliverEntry | KickEntry | AckEntry;
+/**
+ * Sent by a node whose Redis connection came back: while it was cut off it
+ * stored messages for `userIds` whose devices on other nodes it could not
+ * reach (presence or bus failed). The receiving node tells those users' local
+ * devices that have pending messages to pull (`pull_offline_msg`). Without
+ * `userIds` (too many to list): every local device with pending messages.
+ */
+export interface PullEntry {
+  readonly kind: "pull";
+  readonly userIds?: readonly bigint[];
+}
+
+/** A social fact that changed (src/domain/social/facts.ts `Invalidation`). */
+export type SocialChange =
+  | { readonly kind: "pair"; readonly a: bigint; readonly b: bigint }
+  | { readonly kind: "group"; readonly groupId: bigint }
+  | { readonly kind: "user"; readonly userId: bigint };
+
+/**
+ * A social cache invalidation made on the sending node, sent to every other
+ * live node so their caches drop the same entry at once instead of after
+ * the TTL. The receiver does not re-broadcast it.
+ */
+export interface InvalidateEntry {
+  readonly kind: "invalidate";
+  readonly change: SocialChange;
+}
+
+export type BusEntry = DeliverEntry | KickEntry | AckEntry | PullEntry | InvalidateEntry;
 
 /** Receives the entries addressed to this node; `from` is the sending node. XACK waits for its promise. */
 export type BusHandler = (entry: BusEntry, from: number) => void | Promise<void>;

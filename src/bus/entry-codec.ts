@@ -1,13 +1,15 @@
 /**
  * A bus entry as the field/value list of one stream entry (XADD). Values that
  * carry bytes stay bytes (`m`: the message); everything else is short ASCII.
- *   k  kind: d (deliver), k (kick), a (ack)      f  sending node id
- *   deliver: t targets (JSON [[user, device?]…], ids as strings), m message bytes
- *   kick:    u user, d device, a action, at ms
- *   ack:     u user, d device, i message id, y chat type
+ *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate)      f  sending node id
+ *   deliver:    t targets (JSON [[user, device?]…], ids as strings), m message bytes
+ *   kick:       u user, d device, a action, at ms
+ *   ack:        u user, d device, i message id, y chat type
+ *   pull:       u users (JSON [user…], ids as strings); absent: every user
+ *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
  */
 import type { ChatType } from "../delivery/ports.ts";
-import type { BusEntry, BusTarget } from "./bus.ts";
+import type { BusEntry, BusTarget, SocialChange } from "./bus.ts";
 
 export type FieldValue = string | Buffer;
 
@@ -27,7 +29,32 @@ export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
       return ["k", "k", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "a", entry.action, "at", String(entry.at)];
     case "ack":
       return ["k", "a", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "i", entry.msgId, "y", entry.type];
+    case "pull":
+      return entry.userIds === undefined ? ["k", "p", "f", f] : ["k", "p", "f", f, "u", JSON.stringify(entry.userIds.map(String))];
+    case "invalidate": {
+      const c = entry.change;
+      switch (c.kind) {
+        case "pair":
+          return ["k", "v", "f", f, "c", "p", "a", c.a.toString(), "b", c.b.toString()];
+        case "group":
+          return ["k", "v", "f", f, "c", "g", "g", c.groupId.toString()];
+        case "user":
+          return ["k", "v", "f", f, "c", "u", "u", c.userId.toString()];
+      }
+    }
   }
+}
+
+function decodeChange(str: (k: string) => string | undefined): SocialChange | undefined {
+  switch (str("c")) {
+    case "p":
+      return { kind: "pair", a: BigInt(str("a") ?? "x"), b: BigInt(str("b") ?? "x") };
+    case "g":
+      return { kind: "group", groupId: BigInt(str("g") ?? "x") };
+    case "u":
+      return { kind: "user", userId: BigInt(str("u") ?? "x") };
+  }
+  return undefined;
 }
 
 /** Reads the flat [field, value, …] list of a stream entry; undefined when it is not a bus entry. */
@@ -45,6 +72,17 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
       if (!message || !Array.isArray(raw)) return undefined;
       const targets: BusTarget[] = raw.map(([u, d]) => (d === undefined ? { userId: BigInt(u) } : { userId: BigInt(u), deviceId: d }));
       return { entry: { kind: "deliver", targets, message }, from };
+    }
+    if (kind === "p") {
+      const raw = str("u");
+      if (raw === undefined) return { entry: { kind: "pull" }, from };
+      const list = JSON.parse(raw) as string[];
+      if (!Array.isArray(list)) return undefined;
+      return { entry: { kind: "pull", userIds: list.map((u) => BigInt(u)) }, from };
+    }
+    if (kind === "v") {
+      const change = decodeChange(str);
+      return change ? { entry: { kind: "invalidate", change }, from } : undefined;
     }
     const userId = BigInt(str("u") ?? "x");
     const deviceId = str("d");

@@ -9,7 +9,7 @@ import { hostname } from "node:os";
 import type { Config } from "../config/index.ts";
 import type { Store } from "../db/store.ts";
 import type { Logger } from "../log.ts";
-import type { Bus } from "../bus/bus.ts";
+import type { Bus, BusEntry } from "../bus/bus.ts";
 import { MemoryBusHub } from "../bus/memory.ts";
 import { RedisStreamsBus } from "../bus/redis-streams.ts";
 import type { Lifecycle } from "./lifecycle.ts";
@@ -41,6 +41,12 @@ export interface Cluster extends Lifecycle {
    * the next heartbeat). Never called without REDIS_URL.
    */
   onRecovered(listener: () => void): void;
+  /**
+   * Sends `entry` to every other live node. Sent at once to the nodes seen
+   * alive so far (so it keeps its order with what this node sends next), then
+   * to any node a fresh `presence.nodes()` adds. Never throws.
+   */
+  broadcast(entry: BusEntry): void;
 }
 
 export async function openCluster(config: Config, store: Store, log: Logger, now: () => number): Promise<Cluster> {
@@ -68,11 +74,22 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
   await presence.heartbeat();
   const marks: MarkShare = redis ? new RedisMarkShare(redis, config.redisPrefix) : new MemoryMarkShare();
 
-  const timers = [
-    setInterval(() => {
-      presence.heartbeat().catch((e: unknown) => log.warn("presence heartbeat failed", { err: e as Error }));
-    }, Math.floor(config.presenceTtlMs / 3)),
-  ];
+  // Other live nodes as last seen (broadcast), refreshed with every heartbeat.
+  let others: readonly number[] = [];
+  const refreshNodes = async (): Promise<number[]> => {
+    const fresh = (await presence.nodes()).filter((n) => n !== id);
+    others = fresh;
+    return fresh;
+  };
+  await refreshNodes();
+  const beat = () => {
+    presence
+      .heartbeat()
+      .then(refreshNodes)
+      .catch((e: unknown) => log.warn("presence heartbeat failed", { err: e as Error }));
+  };
+
+  const timers = [setInterval(beat, Math.floor(config.presenceTtlMs / 3))];
   if (lease) {
     const l = lease;
     timers.push(
@@ -90,7 +107,7 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     redis.on("ready", () => {
       if (!lost) return;
       lost = false;
-      presence.heartbeat().catch((e: unknown) => log.warn("presence heartbeat failed", { err: e as Error }));
+      beat();
       for (const f of recovered) f();
     });
   }
@@ -116,6 +133,17 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     },
     onRecovered(listener) {
       recovered.push(listener);
+    },
+    broadcast(entry) {
+      const known = others;
+      for (const n of known) bus.send(n, entry);
+      if (!redis) return; // in process: no other node
+      refreshNodes().then(
+        (fresh) => {
+          for (const n of fresh) if (!known.includes(n)) bus.send(n, entry);
+        },
+        (e: unknown) => log.warn("live nodes unknown, broadcast reached the last known ones", { err: e as Error }),
+      );
     },
     async drain() {
       await bus.flush();

@@ -1,7 +1,8 @@
 /**
- * Presence in Redis. Two kinds of keys (docs/cluster.md):
+ * Presence in Redis. Three kinds of keys (docs/cluster.md):
  *   <prefix>presence:<user>  hash  device → "<node>:<instance>"; key TTL renewed by every holder's heartbeat
  *   <prefix>alive:<node>     string "<instance>", TTL renewed by that node's heartbeat
+ *   <prefix>nodes            hash  node → "<instance>" of every node that beat; dead ones removed by `nodes()`
  * An entry counts only while its node's alive key holds the same instance,
  * so a dead node's entries stop routing as soon as its alive key expires (and
  * are deleted by the next lookup that meets them). `instance` tells a restarted
@@ -43,7 +44,17 @@ for i, key in ipairs(KEYS) do
 end
 return out`;
 
+const NODES = `
+local out = {}
+local h = redis.call('HGETALL', KEYS[1])
+for j = 1, #h, 2 do
+  if redis.call('GET', ARGV[1] .. h[j]) == h[j + 1] then out[#out + 1] = h[j]
+  else redis.call('HDEL', KEYS[1], h[j]) end
+end
+return out`;
+
 type Scripted = Redis & {
+  ibisPresenceNodes(key: string, alivePrefix: string): Promise<string[]>;
   ibisPresenceAdd(key: string, device: string, value: string, ttl: number, alivePrefix: string): Promise<number>;
   ibisPresenceRemove(key: string, device: string, value: string): Promise<number>;
   ibisPresenceLookup(...args: (string | number)[]): Promise<string[][]>;
@@ -81,6 +92,7 @@ export class RedisPresence implements Presence {
       o.redis.defineCommand("ibisPresenceAdd", { numberOfKeys: 1, lua: ADD });
       o.redis.defineCommand("ibisPresenceRemove", { numberOfKeys: 1, lua: REMOVE });
       o.redis.defineCommand("ibisPresenceLookup", { lua: LOOKUP });
+      o.redis.defineCommand("ibisPresenceNodes", { numberOfKeys: 1, lua: NODES });
     }
     this.#r = r;
   }
@@ -106,6 +118,14 @@ export class RedisPresence implements Presence {
     devices?.delete(deviceId);
     if (devices?.size === 0) this.#held.delete(userId);
     await this.#r.ibisPresenceRemove(this.#userKey(userId), deviceId, this.#value);
+  }
+
+  async nodes(): Promise<number[]> {
+    return (await this.#r.ibisPresenceNodes(this.#nodesKey, this.#alivePrefix)).map(Number);
+  }
+
+  get #nodesKey(): string {
+    return `${this.#prefix}nodes`;
   }
 
   async lookup(userIds: readonly bigint[]): Promise<Map<bigint, PresenceEntry[]>> {
@@ -139,6 +159,7 @@ export class RedisPresence implements Presence {
   async heartbeat(): Promise<void> {
     const p = this.#r.pipeline();
     p.set(`${this.#alivePrefix}${this.nodeId}`, this.#instance, "PX", this.#ttl);
+    p.hset(this.#nodesKey, String(this.nodeId), this.#instance);
     for (const [userId, devices] of this.#held) {
       const key = this.#userKey(userId);
       for (const d of devices) p.hsetnx(key, d, this.#value);
@@ -152,6 +173,7 @@ export class RedisPresence implements Presence {
   async clear(): Promise<void> {
     const p = this.#r.pipeline() as unknown as { ibisPresenceRemove(...a: string[]): void; del(k: string): void; exec(): Promise<unknown> };
     for (const [userId, devices] of this.#held) for (const d of devices) p.ibisPresenceRemove(this.#userKey(userId), d, this.#value);
+    p.ibisPresenceRemove(this.#nodesKey, String(this.nodeId), this.#instance);
     p.del(`${this.#alivePrefix}${this.nodeId}`);
     await p.exec();
     this.#held.clear();

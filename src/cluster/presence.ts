@@ -25,6 +25,8 @@ export interface Presence {
   remove(userId: bigint, deviceId: string): Promise<void>;
   /** Where the users' devices are (live nodes only), in one round trip for the whole list. Users with none are absent. */
   lookup(userIds: readonly bigint[]): Promise<Map<bigint, PresenceEntry[]>>;
+  /** The live nodes (this one included), in one round trip. */
+  nodes(): Promise<number[]>;
   /** Renews this node's liveness and its entries: once before the first `add`, then every TTL/3. */
   heartbeat(): Promise<void>;
   /** Removes every entry of this node and its liveness (graceful shutdown). */
@@ -79,6 +81,9 @@ export class MemoryPresenceHub {
           if (list.length) out.set(userId, list);
         }
         return out;
+      },
+      async nodes() {
+        return [...hub.#alive.keys()].filter((n) => hub.#live(n, hub.#alive.get(n)!.epoch));
       },
       async heartbeat() {
         if (hub.#alive.get(nodeId)?.epoch === epoch) beat();

@@ -54,6 +54,9 @@ export interface EngineDeps {
 
 const EMPTY = "{}";
 
+/** Users remembered for a `pull` after an outage of this node's Redis; beyond it, every device is asked. */
+export const SKIPPED_MAX = 10_000;
+
 const sameDevice = (a: DeviceAddress, b: DeviceAddress | undefined) =>
   b !== undefined && a.userId === b.userId && a.deviceId === b.deviceId;
 
@@ -69,6 +72,10 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #open = new Map<number, Session>();
   /** Messages pushed lately: acks resolve here without a database read. */
   readonly recent = new RecentMessages();
+  /** Recipients whose devices on other nodes this node could not reach (presence or bus down): they pull once Redis is back. */
+  #skipped = new Set<bigint>();
+  /** More than SKIPPED_MAX skipped: the pull goes to every device. */
+  #skippedAll = false;
 
   constructor(private readonly d: EngineDeps) {
     this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
@@ -213,13 +220,39 @@ export class Engine implements DeliveryEngine, Notifier {
   /**
    * After this node lost Redis, deliver entries addressed to its devices may
    * never have been sent (the sender's presence lookup failed): every local
-   * device with pending messages is told to pull, as on connect.
+   * device with pending messages is told to pull, as on connect. With
+   * `userIds` (a `pull` entry): only those users' devices.
    */
-  async catchUp(): Promise<void> {
-    const sessions = [...this.#open.values()];
+  async catchUp(userIds?: readonly bigint[]): Promise<void> {
+    const sessions = userIds ? userIds.flatMap((u) => this.d.sessions.sessionsOf(u)) : [...this.#open.values()];
     for (const s of sessions) {
       if (this.#retired.has(s.connId)) continue;
       if (await this.d.inbox.hasPending(s.userId, s.deviceId, await this.unconfirmed(s.userId, s.deviceId))) this.tell(s, "pull_offline_msg", {});
+    }
+  }
+
+  /**
+   * After this node's Redis connection came back: the users whose devices on
+   * other nodes were skipped meanwhile are sent to every other live node in a
+   * `pull` entry (no list when there were too many: every device pulls).
+   * Fails (and keeps the list) if Redis is gone again.
+   */
+  async pullElsewhere(): Promise<void> {
+    const cluster = this.d.cluster;
+    if (!cluster || (!this.#skipped.size && !this.#skippedAll)) return;
+    const nodes = await cluster.presence.nodes();
+    const entry = this.#skippedAll ? ({ kind: "pull" } as const) : ({ kind: "pull", userIds: [...this.#skipped] } as const);
+    this.#skipped = new Set();
+    this.#skippedAll = false;
+    for (const n of nodes) if (n !== cluster.nodeId) cluster.bus.send(n, entry);
+  }
+
+  #skip(users: readonly bigint[]): void {
+    if (this.#skippedAll) return;
+    for (const u of users) this.#skipped.add(u);
+    if (this.#skipped.size > SKIPPED_MAX) {
+      this.#skipped = new Set();
+      this.#skippedAll = true;
     }
   }
 
@@ -305,6 +338,7 @@ export class Engine implements DeliveryEngine, Notifier {
       found = await cluster.presence.lookup(users);
     } catch (err) {
       this.d.log.warn("delivery: presence lookup failed; remote devices will pull", { err });
+      this.#skip(users);
       return;
     }
     let bytes: Uint8Array | undefined;
@@ -312,6 +346,8 @@ export class Engine implements DeliveryEngine, Notifier {
       if (node === cluster.nodeId) continue;
       bytes ??= encodeBusMessage(msg, serverId);
       cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
+      // Buffered while Redis is away, and the buffer may drop it: those devices pull too.
+      if (!cluster.bus.ready()) this.#skip(targets.map((t) => t.userId));
     }
   }
 
@@ -333,7 +369,8 @@ export class Engine implements DeliveryEngine, Notifier {
       }
       case "kick":
         for (const s of this.d.sessions.sessionsOf(entry.userId)) {
-          if (s.deviceId !== entry.deviceId) continue;
+          // A session opened after the kick was decided is the newer connection (or a later one): left open.
+          if (s.deviceId !== entry.deviceId || s.openedAt >= entry.at) continue;
           this.tell(s, entry.action, { content: "signed in on this device elsewhere", device_id: entry.deviceId });
           s.close(CloseCode.Replaced, entry.action);
         }
@@ -343,6 +380,11 @@ export class Engine implements DeliveryEngine, Notifier {
         if (e) this.wheel.cancel(e);
         return;
       }
+      case "pull":
+        this.#track(this.catchUp(entry.userIds));
+        return;
+      case "invalidate":
+        return; // social caches: handled by the node's bus handler (src/node.ts)
     }
   }
 

@@ -68,6 +68,8 @@ export interface Session extends DeviceAddress {
   /** Unique per node for the connection's lifetime. */
   readonly connId: number;
   readonly deviceType: string;
+  /** When the connection opened (ms, services.now): a cross-node kick closes only sessions opened before its `at`. */
+  readonly openedAt: number;
   /** Encodes for this connection's sub-protocol and sends. Never throws. */
   send(out: Outbound): SendOutcome;
   /** Closes with a close code from docs/websocket.md. */

@@ -40,6 +40,8 @@ export class Conn implements Session {
   closing = false;
   /** Reached engine.onOpen (so engine.onClose is owed). */
   opened = false;
+  /** When `open` ran (ms). */
+  openedAt = 0;
 
   constructor(
     readonly connId: number,

@@ -164,6 +164,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       open(ws) {
         const conn = ws.data;
         conn.ws = ws;
+        conn.openedAt = now();
         if (conn.proto === -1) {
           ws.send(conn.rejection!);
           conn.close(CloseCode.UnsupportedProtocol, "unsupported_protocol");

@@ -91,6 +91,21 @@ export function runBusSuite(name: string, make: () => Promise<BusFixture>): void
       ]);
     });
 
+    test("pull and invalidate entries cross intact", async () => {
+      const a = await started(1);
+      const b = await started(2);
+      const sent: BusEntry[] = [
+        { kind: "pull", userIds: [BIG, BIG + 1n] },
+        { kind: "pull" },
+        { kind: "invalidate", change: { kind: "pair", a: BIG, b: BIG + 2n } },
+        { kind: "invalidate", change: { kind: "group", groupId: BIG + 3n } },
+        { kind: "invalidate", change: { kind: "user", userId: BIG + 4n } },
+      ];
+      for (const e of sent) b.bus.send(1, e);
+      await a.got.waitFor(sent.length);
+      expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
+    });
+
     test("entries from one node arrive in the order sent", async () => {
       const a = await started(1);
       const b = await started(2);

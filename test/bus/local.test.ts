@@ -13,6 +13,7 @@ class RecordingSession implements Session {
     private readonly outcome: SendOutcome = "sent",
   ) {}
   readonly deviceType = "web";
+  readonly openedAt = 0;
   send(out: Outbound): SendOutcome {
     this.got.push(out);
     return this.outcome;

@@ -8,6 +8,7 @@ import { api, startTestNode } from "../support/node.ts";
 import { RecordingEngine } from "../support/ws-engine.ts";
 import { connect, createUser, sessionOf } from "../support/ws.ts";
 import { storeKinds } from "../support/stores.ts";
+import type { Conn } from "../../src/ws/conn.ts";
 
 for (const kind of storeKinds()) {
   test(`[${kind}] without REDIS_URL: in-process bus and presence, /readyz 200, 503 once draining`, async () => {
@@ -31,6 +32,29 @@ for (const kind of storeKinds()) {
     }
   }, 20_000);
 }
+
+test("a kick decided before this session opened leaves it open; one decided after closes it (4103)", async () => {
+  const node = await startTestNode("pglite", { heartbeatInterval: 60_000 });
+  try {
+    const user = await createUser(node, "phone");
+    const c = await connect(node, user);
+    const s = (await sessionOf(node, user)) as Conn;
+    expect(s.openedAt).toBeGreaterThan(0);
+    const kick = (at: number) => ({ kind: "kick", userId: user.userId, deviceId: "phone", action: "logged_another_device", at }) as const;
+
+    // A late kick (another node took the device before this connection opened) reaches the engine's handler.
+    node.services.bus.send(node.services.nodeId, kick(s.openedAt - 1));
+    await node.services.bus.flush(); // the local hand-off has run
+    expect(s.closing).toBe(false);
+    expect(node.ws.registry.session(user.userId, "phone")).toBe(s);
+
+    node.services.bus.send(node.services.nodeId, kick(s.openedAt + 1));
+    expect(await c.nextAction("logged_another_device")).toMatchObject({ type: "S2C" });
+    expect((await c.closed).code).toBe(4103);
+  } finally {
+    await node.stop();
+  }
+}, 20_000);
 
 describe("with REDIS_URL", () => {
   const r = useRedis();
@@ -82,6 +106,25 @@ describe("with REDIS_URL", () => {
       expect((await c.closed).code).toBe(1012);
     } finally {
       await node.stop();
+    }
+  }, 20_000);
+
+  test("a node that cannot listen (port taken) undoes its cluster side: node id, liveness, presence", async () => {
+    const { redis, prefix } = r;
+    const opts = { redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined };
+    const a = await startTestNode("postgres", opts);
+    try {
+      const keys = async (pattern: string) => (await redis.keys(`${prefix}${pattern}`)).sort();
+      const held = { ids: await keys("nodeid:*"), alive: await keys("alive:*") };
+      expect(held.ids).toEqual([`${prefix}nodeid:${a.services.nodeId}`]);
+      await expect(startTestNode("postgres", { ...opts, port: a.port })).rejects.toThrow();
+      // The refused node had leased the next id and beaten once: both are gone, not left to expire.
+      expect(await keys("nodeid:*")).toEqual(held.ids);
+      expect(await keys("alive:*")).toEqual(held.alive);
+      expect(await redis.hkeys(`${prefix}nodes`)).toEqual([String(a.services.nodeId)]);
+      expect((await api(a, "GET", "/readyz")).status).toBe(200);
+    } finally {
+      await a.stop();
     }
   }, 20_000);
 

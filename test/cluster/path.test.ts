@@ -44,7 +44,7 @@ async function node(id: number, bus: Bus, presence: Presence): Promise<Node> {
 
 async function connectDevice(n: Node, userId: bigint, deviceId: string): Promise<number | undefined> {
   const got: Outbound[] = [];
-  const session: Session = { userId, deviceId, connId: n.sessions.size + 1, deviceType: "web", send: (o) => (got.push(o), "sent"), close() {} };
+  const session: Session = { userId, deviceId, connId: n.sessions.size + 1, deviceType: "web", openedAt: 0, send: (o) => (got.push(o), "sent"), close() {} };
   n.sessions.set(`${userId}/${deviceId}`, { session, got });
   return n.presence.add(userId, deviceId);
 }

@@ -92,6 +92,18 @@ export function runPresenceSuite(name: string, make: () => Promise<PresenceFixtu
       expect(found.get(U)).toEqual([{ userId: U, deviceId: "b", nodeId: 2 }]);
     });
 
+    test("nodes lists the live nodes only", async () => {
+      const n1 = await fx.node(1);
+      const n2 = await fx.node(2);
+      const n3 = await fx.node(3);
+      expect((await n1.nodes()).sort()).toEqual([1, 2, 3]);
+      await fx.kill(2);
+      await n3.clear();
+      expect(await n1.nodes()).toEqual([1]);
+      await n2.heartbeat(); // a killed node that beats again is back (memory: its epoch still holds)
+      expect((await n1.nodes()).sort()).toEqual([1, 2]);
+    });
+
     test("heartbeats keep entries alive", async () => {
       const n1 = await fx.node(1);
       await n1.add(U, "a");

@@ -12,7 +12,7 @@ import { until } from "../bus/collector.ts";
 import { ScratchRedis, sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
 import { c2c } from "../support/ws.ts";
-import { befriend, offlineIds, openOn, rest, signup, startIbisProcess, type Account, type IbisProcess } from "./processes.ts";
+import { befriend, offlineIds, openOn, RedisRelay, rest, signup, startIbisProcess, type Account, type IbisProcess } from "./processes.ts";
 
 /**
  * Opens `did` on `node` and waits until its presence entry names that node:
@@ -118,6 +118,25 @@ describe("three Ibis processes on PostgreSQL and Redis", () => {
     await closeAll([a, fresh]);
   });
 
+  test("a member who left a group on node 1 cannot send C2G through node 2 right after (caches invalidated across nodes)", async () => {
+    const made = await rest(n1.url, "POST", "/api/v1/group/add", { token: await alice.token("signup"), body: { title: "leavers", member_uids: [bob.userId] } });
+    expect(made.body.code).toBe(0);
+    const gid = made.body.payload.group.group_id as bigint;
+    const b = await open(n2, bob, "b-inv");
+    const c2gFromBob = (text: string): ImMessage => ({ id: newMessageId("C2G"), type: "C2G", from: bob.userId, to: gid, msg_type: "text", payload: { text }, server_ts: 0 });
+    const before = c2gFromBob("still a member");
+    b.send(before);
+    expect(await b.nextMessage((x) => x.in_reply_to === before.id)).toMatchObject({ type: "C2G_SERVER_ACK" }); // node 2 caches the members
+    const left = await rest(n1.url, "POST", "/api/v1/group_member/leave", { token: await bob.token("signup"), body: { group_id: gid } });
+    expect(left.body.code).toBe(0);
+    // The notice reaches node 2 through node 1's inbox stream after the invalidation (same sender, in order).
+    await b.nextAction("group_member_leave");
+    const after = c2gFromBob("left already");
+    b.send(after);
+    expect(await b.nextMessage((x) => x.in_reply_to === after.id)).toMatchObject({ type: "S2C", action: "not_group_member" });
+    await b.close();
+  });
+
   test("SIGKILL of a node mid-traffic loses no acknowledged message", async () => {
     // A sends from node 3 (killed) to B's devices on node 2 and node 3.
     const a = await open(n3, alice, "a-k");
@@ -193,5 +212,47 @@ describe("two Ibis processes across a Redis restart (private redis-server)", () 
       return (await b.nextMessage((x) => x.type === "C2C" && x.payload?.text === "after", 500).catch(() => undefined)) !== undefined;
     });
     await closeAll([a, aLocal, b]);
+  }, 30_000);
+});
+
+describe("two Ibis processes, one of them cut off from Redis alone (relay)", () => {
+  const r = useRedis();
+  let relay: RedisRelay;
+  let db: { url: string; drop(): Promise<void> };
+  let n1: IbisProcess, n2: IbisProcess;
+  let alice: Account, bob: Account;
+
+  beforeAll(async () => {
+    relay = await RedisRelay.start(sharedRedisUrl());
+    db = await freshPostgresDatabase();
+    const env = { databaseUrl: db.url, prefix: r.prefix, extra: { IBIS_PRESENCE_TTL_MS: "3000" } };
+    [n1, n2] = await Promise.all([startIbisProcess({ ...env, redisUrl: relay.url }), startIbisProcess({ ...env, redisUrl: sharedRedisUrl() })]);
+    [alice, bob] = await Promise.all([signup(n1.url, "alice"), signup(n2.url, "bob")]);
+    await befriend(n1.url, alice, bob);
+  }, 30_000);
+  afterAll(async () => {
+    await Promise.all([n1, n2].map((n) => n?.stop()));
+    await relay?.cut();
+    await db?.drop();
+  });
+
+  test("what it stored meanwhile for a device on the other node is pulled there once its Redis is back", async () => {
+    const a = await openAt(r.redis, r.prefix, n1, alice, "a1");
+    const b = await openAt(r.redis, r.prefix, n2, bob, "b1");
+    await relay.cut();
+    await until(async () => (await n1.ready()) === 503);
+    expect(await n2.ready()).toBe(200); // Redis is up for node 2: it has nothing to catch up on its own
+
+    const during = c2c(alice.userId, bob.userId, "while node 1 is cut off");
+    a.send(during);
+    expect(await a.nextMessage((x) => x.in_reply_to === during.id)).toMatchObject({ type: "C2C_SERVER_ACK" }); // stored, not routed
+
+    await relay.restore();
+    await until(async () => (await n1.ready()) === 200);
+    // Node 1 asks node 2 (a pull entry) to have bob's devices pull.
+    await b.nextAction("pull_offline_msg", 8_000);
+    expect(buffered(b, "C2C")).not.toContain(during.id);
+    expect(await offlineIds(n2, bob, "b1")).toContain(during.id);
+    await closeAll([a, b]);
   }, 30_000);
 });

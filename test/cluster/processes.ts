@@ -4,6 +4,7 @@
  * plus REST/SDK helpers that talk to them like any client.
  */
 import type { Subprocess } from "bun";
+import { createServer, connect as netConnect, type AddressInfo, type Server, type Socket } from "node:net";
 import { join } from "node:path";
 import { IbisConnection, type SubProtocolName } from "../../src/client/index.ts";
 import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
@@ -154,4 +155,59 @@ export async function offlineIds(node: { url: string }, who: Account, did: strin
   if (res.body?.code !== 0) throw new Error(`msg/offline: ${JSON.stringify(res.body)}`);
   for (const m of res.body.payload.list as { id: string }[]) ids.push(m.id);
   return ids;
+}
+
+/**
+ * A TCP relay to Redis for one node: `cut()` drops its connections and
+ * refuses new ones, `restore()` listens again on the same port. Cuts that
+ * node off from Redis while Redis stays up for the others.
+ */
+export class RedisRelay {
+  readonly #socks = new Set<Socket>();
+  #server: Server | undefined;
+  port = 0;
+
+  constructor(readonly target: { host: string; port: number }) {}
+
+  static async start(redisUrl: string): Promise<RedisRelay> {
+    const u = new URL(redisUrl);
+    const relay = new RedisRelay({ host: u.hostname, port: u.port ? Number(u.port) : 6379 });
+    await relay.restore();
+    return relay;
+  }
+
+  get url(): string {
+    return `redis://127.0.0.1:${this.port}`;
+  }
+
+  restore(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = netConnect(this.target.port, this.target.host);
+      for (const s of [client, upstream]) {
+        this.#socks.add(s);
+        s.on("error", () => {});
+        s.on("close", () => {
+          this.#socks.delete(s);
+          (s === client ? upstream : client).destroy();
+        });
+      }
+      client.pipe(upstream);
+      upstream.pipe(client);
+    });
+    this.#server = server;
+    return new Promise((resolve, reject) => {
+      server.once("error", reject);
+      server.listen(this.port, "127.0.0.1", () => {
+        this.port = (server.address() as AddressInfo).port;
+        resolve();
+      });
+    });
+  }
+
+  async cut(): Promise<void> {
+    const server = this.#server;
+    this.#server = undefined;
+    for (const s of this.#socks) s.destroy();
+    if (server) await new Promise((r) => server.close(r));
+  }
 }

@@ -35,8 +35,8 @@ export interface CacheSettings {
  * The facts delivery asks per message, cached. Every write in this area
  * calls `invalidate` after it commits. A load that raced with an
  * invalidation is not cached (epoch check), so no stale value outlives a change
- * on this node; other nodes learn through `onInvalidate` listeners (wired to
- * the bus at merge) or, failing that, the TTL.
+ * on this node; other nodes learn through `onInvalidate` listeners (src/node.ts
+ * sends each change on the bus) or, failing that, the TTL.
  */
 export class SocialFacts {
   readonly #users: TtlCache<bigint, UserFacts | null>;
