@@ -61,6 +61,12 @@ describe("delivery across two nodes [postgres + redis]", () => {
 
   test("a device reconnecting on the other node closes its old connection there", async () => {
     const old = await open(b, BOB, "b9");
+    // The old connection's presence entry is written after the handshake: wait for it (else there is nothing to take over).
+    for (let i = 0; i < 500; i++) {
+      const at = (await a.services.presence.lookup([BOB])).get(BOB)?.find((e) => e.deviceId === "b9");
+      if (at?.nodeId === b.services.nodeId) break;
+      await Bun.sleep(5);
+    }
     const fresh = await open(a, BOB, "b9");
     expect(await old.nextAction("logged_another_device")).toMatchObject({ type: "S2C" });
     expect((await old.closed).code).toBe(4103);
