@@ -8,13 +8,39 @@ import { MarkLedger, MemoryMarkShare } from "../../src/delivery/marks.ts";
 import type { MarkRow } from "../../src/delivery/writer.ts";
 import { connect, dropPrefix, uniquePrefix } from "../bus/redis-fixture.ts";
 import { freshStore, type TestStore } from "../support/stores.ts";
-import { deliveryOn, uplink, type Rig } from "./harness.ts";
+import { deliveryOn, uplink, type Rig, type TestSession } from "./harness.ts";
 
 const ALICE = 310000000000000001n;
 const BOB = 310000000000000002n;
 
 const marksOf = (store: Store, userId: bigint, deviceId: string) =>
   store.db.select().from(deliveryMarks).where(and(eq(deliveryMarks.userId, userId), eq(deliveryMarks.deviceId, deviceId)));
+
+/** Alice → Bob, stored and pushed; Bob's session b1 has it. */
+async function delivered(rig: Rig): Promise<{ b1: TestSession; m: Record<string, unknown> }> {
+  rig.social.befriend(ALICE, BOB);
+  const a1 = rig.sessions.open(ALICE, "a1");
+  const b1 = rig.sessions.open(BOB, "b1");
+  await rig.settle();
+  const m = uplink("C2C", ALICE, BOB);
+  rig.delivery.engine.onMessage(a1, m);
+  await rig.settle();
+  return { b1, m };
+}
+
+/**
+ * b1 acks m while `locker` holds delivery_mark in SHARE mode (inserts wait,
+ * reads do not); the confirm must come anyway; then `whileLocked` runs.
+ */
+async function ackWhileMarksLocked(locker: Store, rig: Rig, b1: TestSession, m: Record<string, unknown>, whileLocked: () => Promise<void>) {
+  await locker.db.transaction(async (tx) => {
+    await tx.execute(sql`lock table delivery_mark in share mode`);
+    rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
+    for (let i = 0; i < 500 && !b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).length; i++) await Bun.sleep(2);
+    expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).map((c) => c.id)).toEqual([m.id as string]);
+    await whileLocked();
+  });
+}
 
 describe("MarkLedger", () => {
   test("a recorded mark is unconfirmed until its batch commits, then dropped from the share", async () => {
@@ -106,25 +132,13 @@ describe("acks are confirmed before their mark commits [postgres]", () => {
 
   test("CLIENT_ACK_CONFIRM while delivery_mark is locked; the pull already excludes the message; the mark lands after", async () => {
     const rig: Rig = deliveryOn(ts.store);
-    rig.social.befriend(ALICE, BOB);
-    const a1 = rig.sessions.open(ALICE, "a1");
-    const b1 = rig.sessions.open(BOB, "b1");
-    await rig.settle();
-    const m = uplink("C2C", ALICE, BOB);
-    rig.delivery.engine.onMessage(a1, m);
-    await rig.settle();
-    const held = locker.db.transaction(async (tx) => {
-      // SHARE blocks inserts into delivery_mark, not reads.
-      await tx.execute(sql`lock table delivery_mark in share mode`);
-      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
-      for (let i = 0; i < 500 && !b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).length; i++) await Bun.sleep(2);
-      expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).map((c) => c.id)).toEqual([m.id as string]);
+    const { b1, m } = await delivered(rig);
+    await ackWhileMarksLocked(locker, rig, b1, m, async () => {
       // Not committed: the plain query still lists it; the pull with the unconfirmed marks does not.
       expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(1);
       const acked = await rig.delivery.core.unconfirmed(BOB, "b1");
       expect(await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
     });
-    await held;
     await rig.settle();
     expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
     expect(await rig.delivery.core.unconfirmed(BOB, "b1")).toEqual([]);
@@ -149,25 +163,14 @@ describe("RedisMarkShare", () => {
   test("an ack on node 1 is excluded from a pull on node 2 before it commits", async () => {
     const one = deliveryOn(ts.store, {}, new RedisMarkShare(redis, prefix));
     const two = deliveryOn(ts.store, {}, new RedisMarkShare(redis, prefix));
-    one.social.befriend(ALICE, BOB);
-    const a1 = one.sessions.open(ALICE, "a1");
-    const b1 = one.sessions.open(BOB, "b1");
-    await one.settle();
-    const m = uplink("C2C", ALICE, BOB);
-    one.delivery.engine.onMessage(a1, m);
-    await one.settle();
+    const { b1, m } = await delivered(one);
     const locker = await openStore({ url: ts.url!, poolSize: 1, migrate: false });
     try {
-      const held = locker.db.transaction(async (tx) => {
-        await tx.execute(sql`lock table delivery_mark in share mode`);
-        one.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
-        for (let i = 0; i < 500 && !b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).length; i++) await Bun.sleep(2);
-        expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" })).toHaveLength(1);
+      await ackWhileMarksLocked(locker, one, b1, m, async () => {
         const acked = await two.delivery.core.unconfirmed(BOB, "b1");
         expect(acked.length).toBeGreaterThan(0);
         expect(await two.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
       });
-      await held;
       await one.settle();
       await two.settle();
       expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
