@@ -15,7 +15,7 @@ import { num, nums } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
-import { runClients } from "./lib/proc.ts";
+import { freePort, runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
 import { round } from "./lib/stats.ts";
@@ -68,7 +68,10 @@ await scenarioMain(async (cleanup) => {
   const relay = cleanup.add(await baseline("bun-relay", "c2c-relay.ts"));
   const targets: Target[] = [{ name: "bun-relay", kind: "baseline", server: relay, proto: "raw" }];
   // ---- Ibis side: needs bench/load/proto/ibis-c2c.ts and friend pairs from bench/lib/ibis.ts.
-  const cluster: Record<string, string> = P.workers > 1 ? { IBIS_WORKERS: String(P.workers), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" } : {};
+  const cluster = (): Record<string, string> =>
+    P.workers > 1
+      ? { IBIS_WORKERS: String(P.workers), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
+      : {};
   for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     cleanup.add(h);
     const routed = await routesC2c(h);

@@ -197,12 +197,18 @@ function restClient(base: string, token: (user: bigint, device: string) => Promi
 }
 
 /** Starts the requested Ibis sides (`--ibis off|memory|postgres|both`), collecting skip notes. */
-export async function ibisSides(want: string, fallback: IbisStore[], notes: string[], env: Record<string, string> = {}): Promise<IbisHandle[]> {
+/** `env` may be a function: called once per side (e.g. a fresh fixed port for each clustered node). */
+export async function ibisSides(
+  want: string,
+  fallback: IbisStore[],
+  notes: string[],
+  env: Record<string, string> | (() => Record<string, string>) = {},
+): Promise<IbisHandle[]> {
   if (want === "off") return [];
   const stores: IbisStore[] = want === "both" ? ["memory", "postgres"] : want === "memory" || want === "postgres" ? [want] : fallback;
   const out: IbisHandle[] = [];
   for (const s of stores) {
-    const r = await startIbisSide(s, env);
+    const r = await startIbisSide(s, typeof env === "function" ? env() : env);
     if ("skipped" in r) {
       console.error(`NOTE: ${r.skipped}`);
       notes.push(r.skipped);

@@ -49,6 +49,17 @@ async function pumpLines(stream: ReadableStream<Uint8Array>, onLine: (l: string)
   if (buf) onLine(buf);
 }
 
+/**
+ * A loopback TCP port free right now (bound and released). Worker processes
+ * share one fixed port (reusePort), so a clustered node cannot take PORT=0.
+ */
+export function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
 export async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const proc = Bun.spawn(spec.cmd, {
     cwd: ROOT,
