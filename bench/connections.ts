@@ -4,13 +4,15 @@
  * and server RSS per idle connection (after a full GC where the server allows
  * one), vs a raw Bun holder. Ibis: authenticated svc.v2 connections.
  *
+ * --server-procs N: N raw holders on one port, and Ibis as N workers (Redis).
+ *
  *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--smoke]
  */
 import { num } from "./lib/args.ts";
 import { ConnFleet } from "./lib/conns.ts";
 import { ibisSides } from "./lib/ibis.ts";
-import { startServer } from "./lib/proc.ts";
-import { cpuMeter, rssKb } from "./lib/procstat.ts";
+import { freePort, startServer } from "./lib/proc.ts";
+import { cpuMeter, rssKb, tree } from "./lib/procstat.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
 import { round, sum } from "./lib/stats.ts";
@@ -87,13 +89,24 @@ await scenarioMain(async (cleanup) => {
   const targets: Target[] = [{ name: "bun-hold", kind: "baseline", pids, port: first.port, path: "/", gc: gcAll }];
   // ---- Ibis side: authenticated svc.v2 handshakes of real users (bulk-inserted on PostgreSQL, the
   // default here: 10 k signups through REST would dominate the run). RSS is read after a full GC through
-  // the opt-in IBIS_BENCH_GC_SIGNAL hook; with IBIS_WORKERS > 1 the worker pids must be added here.
-  for (const h of await ibisSides(c.ibis, ["postgres"], c.notes, { IBIS_BENCH_GC_SIGNAL: "1" })) {
+  // the opt-in IBIS_BENCH_GC_SIGNAL hook, sent to every process of the node's tree. With --server-procs N > 1
+  // Ibis runs N workers on one fixed port over Redis (past one process's ~20 k open files).
+  const workers = (): Record<string, string> =>
+    P.serverProcs > 1
+      ? { IBIS_WORKERS: String(P.serverProcs), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
+      : {};
+  for (const h of await ibisSides(c.ibis, ["postgres"], c.notes, () => ({ IBIS_BENCH_GC_SIGNAL: "1", ...workers() }))) {
     cleanup.add(h);
     const users = await h.users(P.count);
     const headers = await Promise.all(users.map(async (u, i) => ({ ...(await h.headers(u, `conn-${i}`)), "Sec-WebSocket-Protocol": "svc.v2" })));
     const gc = async () => {
-      process.kill(h.server.pid, "SIGUSR1");
+      for (const pid of tree(h.server.pid)) {
+        try {
+          process.kill(pid, "SIGUSR1");
+        } catch {
+          // a child that has already exited
+        }
+      }
       await Bun.sleep(300);
     };
     targets.push({ name: h.name, kind: "ibis", pids: [h.server.pid], port: h.server.port, path: "/ws", headers, gc });

@@ -12,6 +12,10 @@ try {
   const refusals = workerRefusals(config);
   if (refusals.length) throw new ConfigError(`refusing to start ${config.workers} workers:\n  ${refusals.join("\n  ")}`);
 
+  // bench/ connections reads RSS per connection after a full GC (docs/bench.md); opt-in, never in production.
+  // Installed in the supervisor too: the bench signals every process of the tree, and SIGUSR1 unhandled kills.
+  if (config.benchGcSignal && config.env !== "production") process.on("SIGUSR1", () => Bun.gc(true));
+
   const workerIndex = process.env[WORKER_INDEX_ENV];
   if (config.workers > 1 && workerIndex === undefined) {
     const log = createLogger(config.logLevel, { role: "supervisor" });
@@ -30,8 +34,6 @@ try {
   };
   process.on("SIGTERM", () => void shutdown("SIGTERM"));
   process.on("SIGINT", () => void shutdown("SIGINT"));
-  // bench/ connections reads RSS per connection after a full GC (docs/bench.md); opt-in, never in production.
-  if (config.benchGcSignal && config.env !== "production") process.on("SIGUSR1", () => Bun.gc(true));
   if (workerIndex !== undefined) {
     // A worker whose supervisor vanished (SIGKILL) stops too instead of lingering on the port.
     const parent = process.ppid;
