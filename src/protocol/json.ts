@@ -44,9 +44,18 @@ function bigintReplacer(_key: string, value: unknown): unknown {
   return typeof value === "bigint" ? JSON.rawJSON(value.toString()) : value;
 }
 
-/** Stringifies with bigint written as exact JSON numbers. */
+/**
+ * Stringifies with bigint written as exact JSON numbers. Most values (message
+ * payloads) hold no bigint: the plain native stringify goes first, and only a
+ * bigint (which makes it throw) takes the slower replacer path.
+ */
 export function stringifyJson(value: unknown): string {
-  return JSON.stringify(value, bigintReplacer);
+  try {
+    return JSON.stringify(value);
+  } catch (e) {
+    if (!(e instanceof TypeError)) throw e;
+    return JSON.stringify(value, bigintReplacer);
+  }
 }
 
 const decoder = new TextDecoder("utf-8", { fatal: true });
