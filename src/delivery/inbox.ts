@@ -41,6 +41,33 @@ export class InboxReader {
       on conflict do nothing`);
   }
 
+  /**
+   * A device connects: its user_device status and, unless it is retired, its
+   * floor recorded as `ensureDevice` does and whether it has pending messages,
+   * in one statement (one round trip on the connect path). A floor inserted by
+   * a concurrent connect of the same device is not visible to this snapshot:
+   * the floor computed here stands in (the same value, or a fresher one).
+   */
+  async openDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<{ status: number | undefined; pending: boolean }> {
+    const [row] = await this.store.rows<{ status: number | null; pending: boolean }>(sql`with
+      dev as (select ${userDevices.status} as status, (${userDevices.createdAt} - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))} as floor
+        from ${userDevices} where ${userDevices.userId} = ${userId} and ${userDevices.deviceId} = ${deviceId}),
+      live as (select coalesce((select status from dev) not in (0, -1), true) as ok),
+      known as (select ${deliveryDevices.floorId} as floor from ${deliveryDevices}
+        where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}),
+      computed as (select coalesce((select floor from dev), ${fresh}::bigint) as floor),
+      ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
+        select ${userId}, ${deviceId}, (select floor from computed)
+        where (select ok from live) and not exists (select 1 from known)
+        on conflict do nothing)
+      select (select status from dev) as status, (select ok from live) and exists (select 1 from ${inbox}
+        where ${inbox.userId} = ${userId}
+          and ${inbox.messageId} >= coalesce((select floor from known), (select floor from computed))
+          and not exists (select 1 from ${deliveryMarks} where ${deliveryMarks.userId} = ${userId}
+            and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})) as pending`);
+    return { status: row?.status == null ? undefined : Number(row.status), pending: row?.pending === true };
+  }
+
   async hasPending(userId: bigint, deviceId: string): Promise<boolean> {
     const rows = await this.store.db.select({ one: sql`1` }).from(inbox).where(pendingWhere(userId, deviceId)).limit(1);
     return rows.length > 0;
