@@ -51,6 +51,7 @@ const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
+  const liveness = (id: bigint) => services.accounts.liveness.isActive(id);
   const hub = new Hub();
   let server: Server<Conn> | undefined;
   let connSeq = 0;
@@ -129,7 +130,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, url, ip, tokens, throttles, now(), (id) => services.accounts.isActive(id));
+        auth = await authenticate(req, url, ip, tokens, throttles, now(), liveness);
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");

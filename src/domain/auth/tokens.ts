@@ -27,10 +27,15 @@ export interface TokenSettings {
  * expected and the other way round.
  */
 export class TokenService {
-  readonly #key: Uint8Array;
+  readonly #key: Uint8Array<ArrayBuffer>;
+  /** Imported once: jose would import a raw key again on every verify (every handshake). */
+  readonly #verifyKey: Promise<CryptoKey | Uint8Array>;
 
   constructor(private readonly settings: TokenSettings, private readonly now: () => number = Date.now) {
     this.#key = new TextEncoder().encode(settings.secret);
+    this.#verifyKey = crypto.subtle
+      .importKey("raw", this.#key, { name: "HMAC", hash: "SHA-256" }, false, ["verify"])
+      .catch(() => this.#key);
   }
 
   async issue(userId: bigint, deviceId: string, kind: TokenKind): Promise<string> {
@@ -55,7 +60,7 @@ export class TokenService {
 
   async verify(token: string, kind: TokenKind): Promise<Result<TokenClaims>> {
     try {
-      const { payload } = await jwtVerify(token, this.#key, {
+      const { payload } = await jwtVerify(token, await this.#verifyKey, {
         algorithms: ["HS256"],
         clockTolerance: this.settings.clockSkewSec,
         currentDate: new Date(this.now()),
