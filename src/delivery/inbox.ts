@@ -24,6 +24,29 @@ function pendingWhere(userId: bigint, deviceId: string): SQL {
       and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})`;
 }
 
+/** What a connecting device learns (InboxReader.openDevice). */
+export interface DeviceOpen {
+  /** user_device status; undefined when the device is not registered there. */
+  readonly status: number | undefined;
+  /** Whether its pending set is not empty (always false for a retired device). */
+  readonly pending: boolean;
+}
+
+interface OpenRequest {
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly fresh: bigint;
+  readonly waiters: { resolve(v: DeviceOpen): void; reject(e: unknown): void }[];
+}
+
+// Devices per openDevice statement (three array parameters, whatever the count).
+const OPEN_BATCH_MAX = 500;
+
+/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}
+
 export class InboxReader {
   constructor(private readonly store: Store) {}
 
@@ -43,29 +66,76 @@ export class InboxReader {
 
   /**
    * A device connects: its user_device status and, unless it is retired, its
-   * floor recorded as `ensureDevice` does and whether it has pending messages,
-   * in one statement (one round trip on the connect path). A floor inserted by
-   * a concurrent connect of the same device is not visible to this snapshot:
-   * the floor computed here stands in (the same value, or a fresher one).
+   * floor recorded as `ensureDevice` does and whether it has pending messages.
+   * Connects arriving while one statement runs share the next (one statement
+   * for many devices, one commit: a reconnect storm is a few round trips).
    */
-  async openDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<{ status: number | undefined; pending: boolean }> {
-    const [row] = await this.store.rows<{ status: number | null; pending: boolean }>(sql`with
-      dev as (select ${userDevices.status} as status, (${userDevices.createdAt} - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))} as floor
-        from ${userDevices} where ${userDevices.userId} = ${userId} and ${userDevices.deviceId} = ${deviceId}),
-      live as (select coalesce((select status from dev) not in (0, -1), true) as ok),
-      known as (select ${deliveryDevices.floorId} as floor from ${deliveryDevices}
-        where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}),
-      computed as (select coalesce((select floor from dev), ${fresh}::bigint) as floor),
+  openDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<DeviceOpen> {
+    const key = `${userId}:${deviceId}`;
+    return new Promise<DeviceOpen>((resolve, reject) => {
+      const waiting = this.#opens.get(key);
+      if (waiting) waiting.waiters.push({ resolve, reject });
+      else this.#opens.set(key, { userId, deviceId, fresh, waiters: [{ resolve, reject }] });
+      if (!this.#opening) void this.#drainOpens();
+    });
+  }
+
+  readonly #opens = new Map<string, OpenRequest>();
+  #opening = false;
+
+  async #drainOpens(): Promise<void> {
+    this.#opening = true;
+    try {
+      while (this.#opens.size) {
+        const batch: OpenRequest[] = [];
+        for (const [key, req] of this.#opens) {
+          batch.push(req);
+          this.#opens.delete(key);
+          if (batch.length === OPEN_BATCH_MAX) break;
+        }
+        try {
+          const out = await this.#openDevices(batch);
+          batch.forEach((req, i) => req.waiters.forEach((w) => w.resolve(out[i]!)));
+        } catch (err) {
+          for (const req of batch) for (const w of req.waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.#opening = false;
+    }
+  }
+
+  /**
+   * One statement for `reqs` (distinct devices): a floor inserted by a
+   * concurrent statement is not visible to this snapshot, so the floor
+   * computed here stands in (the same value, or a fresher one).
+   */
+  async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
+    const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
+    const devices = arrayLiteral(reqs.map((r) => r.deviceId));
+    const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
+    const rows = await this.store.rows<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
+      req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
+        with ordinality as r(user_id, device_id, fresh, ord)),
+      dev as (select r.ord, r.user_id, r.device_id, d.status,
+          coalesce((d.created_at - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))}, r.fresh) as computed,
+          coalesce(d.status not in (0, -1), true) as ok
+        from req r left join ${userDevices} d on d.user_id = r.user_id and d.device_id = r.device_id),
+      known as (select dev.ord, k.floor_id from dev
+        join ${deliveryDevices} k on k.user_id = dev.user_id and k.device_id = dev.device_id),
       ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
-        select ${userId}, ${deviceId}, (select floor from computed)
-        where (select ok from live) and not exists (select 1 from known)
+        select dev.user_id, dev.device_id, dev.computed from dev
+        where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
         on conflict do nothing)
-      select (select status from dev) as status, (select ok from live) and exists (select 1 from ${inbox}
-        where ${inbox.userId} = ${userId}
-          and ${inbox.messageId} >= coalesce((select floor from known), (select floor from computed))
-          and not exists (select 1 from ${deliveryMarks} where ${deliveryMarks.userId} = ${userId}
-            and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})) as pending`);
-    return { status: row?.status == null ? undefined : Number(row.status), pending: row?.pending === true };
+      select dev.ord, dev.status, dev.ok and exists (select 1 from ${inbox} i
+          where i.user_id = dev.user_id
+            and i.message_id >= coalesce((select floor_id from known where known.ord = dev.ord), dev.computed)
+            and not exists (select 1 from ${deliveryMarks} m where m.user_id = dev.user_id
+              and m.device_id = dev.device_id and m.message_id = i.message_id)) as pending
+      from dev`);
+    const out: DeviceOpen[] = new Array(reqs.length);
+    for (const r of rows) out[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
+    return out;
   }
 
   async hasPending(userId: bigint, deviceId: string): Promise<boolean> {

@@ -64,5 +64,30 @@ for (const kind of storeKinds()) {
       expect(await floorOf("gone")).toBeUndefined();
       expect(await floorOf("revoked")).toBeUndefined();
     });
+
+    test("concurrent connects (batched into shared statements) each get their own answer (odd device ids, one device twice)", async () => {
+      const odd = ['q"uote', "back\\slash", "{brace}", "ü-ñ"];
+      await register(odd[0]!, 1, T0 + 5000); // registered after the message: not pending
+      await register("retired", 0, T0);
+      await stored(at(T0 + 1000));
+      const answers = await Promise.all([
+        reader.openDevice(U, odd[0]!, at(T0)),
+        reader.openDevice(U, odd[1]!, at(T0)), // fresh floor before the message: pending
+        reader.openDevice(U, odd[2]!, at(T0 + 2000)),
+        reader.openDevice(U, odd[3]!, at(T0)),
+        reader.openDevice(U, "retired", at(T0)),
+        reader.openDevice(U, odd[1]!, at(T0 + 9000)), // the same device again: same answer
+      ]);
+      expect(answers).toEqual([
+        { status: 1, pending: false },
+        { status: undefined, pending: true },
+        { status: undefined, pending: false },
+        { status: undefined, pending: true },
+        { status: 0, pending: false },
+        { status: undefined, pending: true },
+      ]);
+      for (const d of odd.slice(1)) expect(await floorOf(d)).toBeDefined();
+      expect(await floorOf(odd[1]!)).toBe(at(T0));
+    });
   });
 }
