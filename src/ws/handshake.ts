@@ -69,7 +69,7 @@ export async function authenticate(
     return refuse(429, "rate_limited", "too many handshakes for this device");
   }
   if (!cred.token) return refuse(401, "unauthorized", "missing access token");
-  const claims = await tokens.verify(cred.token, "access");
+  const claims = tokens.verifySync(cred.token, "access");
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
   const { userId, deviceId: claimed, expiresAt } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
