@@ -9,6 +9,8 @@ import type { ConnIdentity } from "./conn.ts";
 import type { WindowCounter } from "./throttle.ts";
 
 export const DEVICE_TYPES: ReadonlySet<string> = new Set(["ios", "android", "web", "desktop"]);
+// The canonical strings, so a connection keeps a shared one rather than its header's copy.
+const DEVICE_TYPE_OF: ReadonlyMap<string, string> = new Map([...DEVICE_TYPES].map((t) => [t, t]));
 
 /** Printable ASCII without spaces or commas (the text CLIENT_ACK is comma-separated), 1–128 chars. */
 const DEVICE_ID = /^[\x21-\x2b\x2d-\x7e]{1,128}$/;
@@ -61,8 +63,9 @@ export async function authenticate(
   const cred = credentialsOf(req, url);
   if (!cred.deviceId) return refuse(401, "unauthorized", "missing device id (X-Device-ID or did)");
   if (!DEVICE_ID.test(cred.deviceId)) return refuse(401, "unauthorized", "invalid device id");
-  const deviceType = cred.deviceType?.toLowerCase() ?? "";
-  if (deviceType !== "" && !DEVICE_TYPES.has(deviceType)) {
+  const asked = cred.deviceType?.toLowerCase() ?? "";
+  const deviceType = asked === "" ? "" : DEVICE_TYPE_OF.get(asked);
+  if (deviceType === undefined) {
     return refuse(401, "unauthorized", "invalid device type (ios, android, web or desktop)");
   }
   if (!throttles.off && !throttles.perDevice.hit(cred.deviceId, now)) {

@@ -170,7 +170,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
           conn.close(CloseCode.UnsupportedProtocol, "unsupported_protocol");
           return;
         }
-        const old = hub.add(conn, config.msgBurst, now());
+        const old = hub.add(conn);
         if (old) {
           tell(old, "logged_another_device", { content: "signed in again on this device elsewhere", device_id: old.deviceId });
           old.close(CloseCode.Replaced, "logged_another_device");
