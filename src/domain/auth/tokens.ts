@@ -100,6 +100,8 @@ export class TokenService {
   }
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
 /** Strict base64url (no padding, no other alphabet), as jose decodes; undefined when malformed. */
 function base64url(text: string): Uint8Array | undefined {
   if (!/^[A-Za-z0-9_-]*$/.test(text)) return undefined;
@@ -115,7 +117,7 @@ function jsonObject(segment: string): Record<string, unknown> | undefined {
   const bytes = base64url(segment);
   if (!bytes) return undefined;
   try {
-    const v: unknown = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+    const v: unknown = JSON.parse(UTF8.decode(bytes));
     return typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
   } catch {
     return undefined;
