@@ -36,20 +36,24 @@ const refuse = (status: HandshakeRefusal["status"], title: string, content: stri
   content,
 });
 
-/** The handshake's credentials: headers first, then the browser query form. */
-export function credentialsOf(req: Request, url: URL): { token?: string; deviceId?: string; deviceType?: string } {
-  const q = url.searchParams;
+/** The handshake's credentials: headers first, then the browser query form (the URL is parsed only then). */
+export function credentialsOf(req: Request): { token?: string; deviceId?: string; deviceType?: string } {
+  const h = req.headers;
+  const token = bearer(h.get("authorization") ?? undefined);
+  const deviceId = h.get("x-device-id");
+  const deviceType = h.get("x-device-type");
+  if (token !== undefined && deviceId !== null && deviceType !== null) return { token, deviceId, deviceType };
+  const q = new URL(req.url).searchParams;
   return {
-    token: bearer(req.headers.get("authorization") ?? undefined) ?? (q.get("token") || undefined),
-    deviceId: req.headers.get("x-device-id") ?? q.get("did") ?? undefined,
-    deviceType: req.headers.get("x-device-type") ?? q.get("dtype") ?? undefined,
+    token: token ?? (q.get("token") || undefined),
+    deviceId: deviceId ?? q.get("did") ?? undefined,
+    deviceType: deviceType ?? q.get("dtype") ?? undefined,
   };
 }
 
 /** Authenticates a handshake; throttles per IP, then per device, before any token work. */
 export async function authenticate(
   req: Request,
-  url: URL,
   ip: string,
   tokens: TokenService,
   throttles: HandshakeThrottles,
@@ -60,7 +64,7 @@ export async function authenticate(
   if (!throttles.off && !throttles.perIp.hit(ip, now)) {
     return refuse(429, "rate_limited", "too many handshakes from this address");
   }
-  const cred = credentialsOf(req, url);
+  const cred = credentialsOf(req);
   if (!cred.deviceId) return refuse(401, "unauthorized", "missing device id (X-Device-ID or did)");
   if (!DEVICE_ID.test(cred.deviceId)) return refuse(401, "unauthorized", "invalid device id");
   const asked = cred.deviceType?.toLowerCase() ?? "";

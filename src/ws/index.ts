@@ -126,11 +126,10 @@ export function createWsTransport(services: Services, engineSource: EngineSource
 
     async upgrade(req, srv) {
       server ??= srv;
-      const url = new URL(req.url);
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, url, ip, tokens, throttles, now(), liveness);
+        auth = await authenticate(req, ip, tokens, throttles, now(), liveness);
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");
