@@ -155,7 +155,10 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweep = () =>
     (sweeping = logout.sweep().then(
       (gone) => {
-        for (const userId of gone) social.facts.invalidate({ kind: "user", userId });
+        for (const userId of gone) {
+          social.facts.invalidate({ kind: "user", userId });
+          base.accounts.liveness.forget(userId);
+        }
         if (gone.length) log.info("accounts deleted", { count: gone.length });
       },
       (err) => log.warn("account logout sweep failed", { err }),

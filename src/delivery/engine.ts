@@ -274,24 +274,34 @@ export class Engine implements DeliveryEngine, Notifier {
     void t.finally(() => this.#inflight.delete(t));
   }
 
+  /**
+   * A connection opened: presence first (so a sender on another node that
+   * stores after the pending check below finds this device and pushes), then
+   * one statement for status, floor and pending (InboxReader.openDevice).
+   * A retired device is taken out of presence again, without a kick.
+   */
   async #opened(session: Session): Promise<void> {
-    if (isRetired(await this.d.inbox.deviceStatus(session.userId, session.deviceId))) {
+    const { userId, deviceId } = session;
+    const cluster = this.d.cluster;
+    const prev = cluster ? await cluster.presence.add(userId, deviceId).catch(() => undefined) : undefined;
+    const dev = await this.d.inbox.openDevice(userId, deviceId, this.d.ids.next());
+    if (isRetired(dev.status)) {
       this.#retired.add(session.connId);
+      if (cluster) await cluster.presence.remove(userId, deviceId).catch(() => undefined);
       return;
     }
-    const cluster = this.d.cluster;
-    if (cluster) {
-      // Takeover across nodes: the node that held this device closes its connection.
-      const prev = await cluster.presence.add(session.userId, session.deviceId).catch(() => undefined);
-      if (prev !== undefined && prev !== cluster.nodeId) {
-        const kick = { kind: "kick", userId: session.userId, deviceId: session.deviceId, action: "logged_another_device", at: this.d.now() } as const;
-        cluster.bus.send(prev, kick);
-      }
+    // Takeover across nodes: the node that held this device closes its connection.
+    if (cluster && prev !== undefined && prev !== cluster.nodeId) {
+      cluster.bus.send(prev, { kind: "kick", userId, deviceId, action: "logged_another_device", at: this.d.now() });
     }
-    await this.d.inbox.ensureDevice(session.userId, session.deviceId, this.d.ids.next());
-    const acked = await this.unconfirmed(session.userId, session.deviceId);
-    if (await this.d.inbox.hasPending(session.userId, session.deviceId, acked)) this.tell(session, "pull_offline_msg", {});
-    if (this.#onlyConnection(session)) await this.#presence(session.userId, "online");
+    // The statement counts committed marks only: acks not yet committed (docs/delivery.md "Marks") are checked apart.
+    let pending = dev.pending;
+    if (pending) {
+      const acked = await this.unconfirmed(userId, deviceId);
+      if (acked.length) pending = await this.d.inbox.hasPending(userId, deviceId, acked);
+    }
+    if (pending) this.tell(session, "pull_offline_msg", {});
+    if (this.#onlyConnection(session)) await this.#presence(userId, "online");
   }
 
   /** True when `session` is the user's only connection here (first to open, last to close). */

@@ -30,6 +30,29 @@ function pendingWhere(userId: bigint, deviceId: string, exclude: readonly bigint
       and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})${skip}`;
 }
 
+/** What a connecting device learns (InboxReader.openDevice). */
+export interface DeviceOpen {
+  /** user_device status; undefined when the device is not registered there. */
+  readonly status: number | undefined;
+  /** Whether its pending set is not empty (always false for a retired device). */
+  readonly pending: boolean;
+}
+
+interface OpenRequest {
+  readonly userId: bigint;
+  readonly deviceId: string;
+  readonly fresh: bigint;
+  readonly waiters: { resolve(v: DeviceOpen): void; reject(e: unknown): void }[];
+}
+
+// Devices per openDevice statement (three array parameters, whatever the count).
+const OPEN_BATCH_MAX = 500;
+
+/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
+function arrayLiteral(items: readonly string[]): string {
+  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}
+
 export class InboxReader {
   constructor(private readonly store: Store) {}
 
@@ -45,6 +68,80 @@ export class InboxReader {
         (select (${userDevices.createdAt} - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))} from ${userDevices}
           where ${userDevices.userId} = ${userId} and ${userDevices.deviceId} = ${deviceId}), ${floor})
       on conflict do nothing`);
+  }
+
+  /**
+   * A device connects: its user_device status and, unless it is retired, its
+   * floor recorded as `ensureDevice` does and whether it has pending messages.
+   * Connects arriving while one statement runs share the next (one statement
+   * for many devices, one commit: a reconnect storm is a few round trips).
+   */
+  openDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<DeviceOpen> {
+    const key = `${userId}:${deviceId}`;
+    return new Promise<DeviceOpen>((resolve, reject) => {
+      const waiting = this.#opens.get(key);
+      if (waiting) waiting.waiters.push({ resolve, reject });
+      else this.#opens.set(key, { userId, deviceId, fresh, waiters: [{ resolve, reject }] });
+      if (!this.#opening) void this.#drainOpens();
+    });
+  }
+
+  readonly #opens = new Map<string, OpenRequest>();
+  #opening = false;
+
+  async #drainOpens(): Promise<void> {
+    this.#opening = true;
+    try {
+      while (this.#opens.size) {
+        const batch: OpenRequest[] = [];
+        for (const [key, req] of this.#opens) {
+          batch.push(req);
+          this.#opens.delete(key);
+          if (batch.length === OPEN_BATCH_MAX) break;
+        }
+        try {
+          const out = await this.#openDevices(batch);
+          batch.forEach((req, i) => req.waiters.forEach((w) => w.resolve(out[i]!)));
+        } catch (err) {
+          for (const req of batch) for (const w of req.waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.#opening = false;
+    }
+  }
+
+  /**
+   * One statement for `reqs` (distinct devices): a floor inserted by a
+   * concurrent statement is not visible to this snapshot, so the floor
+   * computed here stands in (the same value, or a fresher one).
+   */
+  async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
+    const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
+    const devices = arrayLiteral(reqs.map((r) => r.deviceId));
+    const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
+    const rows = await this.store.rows<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
+      req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
+        with ordinality as r(user_id, device_id, fresh, ord)),
+      dev as (select r.ord, r.user_id, r.device_id, d.status,
+          coalesce((d.created_at - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))}, r.fresh) as computed,
+          coalesce(d.status not in (0, -1), true) as ok
+        from req r left join ${userDevices} d on d.user_id = r.user_id and d.device_id = r.device_id),
+      known as (select dev.ord, k.floor_id from dev
+        join ${deliveryDevices} k on k.user_id = dev.user_id and k.device_id = dev.device_id),
+      ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
+        select dev.user_id, dev.device_id, dev.computed from dev
+        where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
+        on conflict do nothing)
+      select dev.ord, dev.status, dev.ok and exists (select 1 from ${inbox} i
+          where i.user_id = dev.user_id
+            and i.message_id >= coalesce((select floor_id from known where known.ord = dev.ord), dev.computed)
+            and not exists (select 1 from ${deliveryMarks} m where m.user_id = dev.user_id
+              and m.device_id = dev.device_id and m.message_id = i.message_id)) as pending
+      from dev`);
+    const out: DeviceOpen[] = new Array(reqs.length);
+    for (const r of rows) out[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
+    return out;
   }
 
   async hasPending(userId: bigint, deviceId: string, exclude?: readonly bigint[]): Promise<boolean> {

@@ -109,8 +109,9 @@ function onRaw(d: UplinkDeps, conn: Conn, raw: Record<string, unknown>): void {
 
 function allowed(d: UplinkDeps, conn: Conn): boolean {
   if (d.throttleOff) return true;
-  const bucket = d.hub.bucketOf(conn.userId);
-  return bucket === undefined || takeToken(bucket, d.now(), d.msgRate, d.msgBurst);
+  const now = d.now();
+  const bucket = d.hub.bucketOf(conn.userId, d.msgBurst, now);
+  return bucket === undefined || takeToken(bucket, now, d.msgRate, d.msgBurst);
 }
 
 /** §7.6: a validation failure answered to that message. */

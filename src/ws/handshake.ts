@@ -9,6 +9,8 @@ import type { ConnIdentity } from "./conn.ts";
 import type { WindowCounter } from "./throttle.ts";
 
 export const DEVICE_TYPES: ReadonlySet<string> = new Set(["ios", "android", "web", "desktop"]);
+// The canonical strings, so a connection keeps a shared one rather than its header's copy.
+const DEVICE_TYPE_OF: ReadonlyMap<string, string> = new Map([...DEVICE_TYPES].map((t) => [t, t]));
 
 /** Printable ASCII without spaces or commas (the text CLIENT_ACK is comma-separated), 1–128 chars. */
 const DEVICE_ID = /^[\x21-\x2b\x2d-\x7e]{1,128}$/;
@@ -34,20 +36,24 @@ const refuse = (status: HandshakeRefusal["status"], title: string, content: stri
   content,
 });
 
-/** The handshake's credentials: headers first, then the browser query form. */
-export function credentialsOf(req: Request, url: URL): { token?: string; deviceId?: string; deviceType?: string } {
-  const q = url.searchParams;
+/** The handshake's credentials: headers first, then the browser query form (the URL is parsed only then). */
+export function credentialsOf(req: Request): { token?: string; deviceId?: string; deviceType?: string } {
+  const h = req.headers;
+  const token = bearer(h.get("authorization") ?? undefined);
+  const deviceId = h.get("x-device-id");
+  const deviceType = h.get("x-device-type");
+  if (token !== undefined && deviceId !== null && deviceType !== null) return { token, deviceId, deviceType };
+  const q = new URL(req.url).searchParams;
   return {
-    token: bearer(req.headers.get("authorization") ?? undefined) ?? (q.get("token") || undefined),
-    deviceId: req.headers.get("x-device-id") ?? q.get("did") ?? undefined,
-    deviceType: req.headers.get("x-device-type") ?? q.get("dtype") ?? undefined,
+    token: token ?? (q.get("token") || undefined),
+    deviceId: deviceId ?? q.get("did") ?? undefined,
+    deviceType: deviceType ?? q.get("dtype") ?? undefined,
   };
 }
 
 /** Authenticates a handshake; throttles per IP, then per device, before any token work. */
 export async function authenticate(
   req: Request,
-  url: URL,
   ip: string,
   tokens: TokenService,
   throttles: HandshakeThrottles,
@@ -58,18 +64,19 @@ export async function authenticate(
   if (!throttles.off && !throttles.perIp.hit(ip, now)) {
     return refuse(429, "rate_limited", "too many handshakes from this address");
   }
-  const cred = credentialsOf(req, url);
+  const cred = credentialsOf(req);
   if (!cred.deviceId) return refuse(401, "unauthorized", "missing device id (X-Device-ID or did)");
   if (!DEVICE_ID.test(cred.deviceId)) return refuse(401, "unauthorized", "invalid device id");
-  const deviceType = cred.deviceType?.toLowerCase() ?? "";
-  if (deviceType !== "" && !DEVICE_TYPES.has(deviceType)) {
+  const asked = cred.deviceType?.toLowerCase() ?? "";
+  const deviceType = asked === "" ? "" : DEVICE_TYPE_OF.get(asked);
+  if (deviceType === undefined) {
     return refuse(401, "unauthorized", "invalid device type (ios, android, web or desktop)");
   }
   if (!throttles.off && !throttles.perDevice.hit(cred.deviceId, now)) {
     return refuse(429, "rate_limited", "too many handshakes for this device");
   }
   if (!cred.token) return refuse(401, "unauthorized", "missing access token");
-  const claims = await tokens.verify(cred.token, "access");
+  const claims = tokens.verifySync(cred.token, "access");
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
   const { userId, deviceId: claimed, expiresAt } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");

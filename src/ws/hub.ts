@@ -2,59 +2,65 @@
  * This node's open sessions (the `SessionRegistry` of delivery/ports.ts), by
  * user then device, plus the per-user state the transport keeps while a user
  * has sessions (the message token bucket).
+ *
+ * Memory per idle user: one map entry and its session array. The bucket is
+ * made at the user's first message (full, as a bucket made at connect would
+ * be by then), so idle connections never hold one.
  */
 import type { Session, SessionRegistry } from "../delivery/ports.ts";
 import type { Conn } from "./conn.ts";
 import { fullBucket, type Bucket } from "./throttle.ts";
 
-interface UserEntry {
-  /** Copy-on-write: a caller iterating `sessionsOf` never sees it change under it (closes run synchronously). */
-  sessions: readonly Conn[];
-  readonly bucket: Bucket;
-}
-
 const NONE: readonly Session[] = Object.freeze([]);
 
 export class Hub implements SessionRegistry {
-  readonly #users = new Map<bigint, UserEntry>();
+  /** Copy-on-write arrays: a caller iterating `sessionsOf` never sees one change under it (closes run synchronously). */
+  readonly #users = new Map<bigint, readonly Conn[]>();
+  /** Users of #users that sent a message since they connected. */
+  readonly #buckets = new Map<bigint, Bucket>();
   #count = 0;
 
   /** Registers `conn`; returns the connection of the same user and device it replaces (takeover). */
-  add(conn: Conn, burst: number, now: number): Conn | undefined {
-    let entry = this.#users.get(conn.userId);
-    if (!entry) {
-      entry = { sessions: [conn], bucket: fullBucket(burst, now) };
-      this.#users.set(conn.userId, entry);
+  add(conn: Conn): Conn | undefined {
+    const sessions = this.#users.get(conn.userId);
+    if (!sessions) {
+      this.#users.set(conn.userId, [conn]);
       this.#count++;
       return undefined;
     }
-    const old = entry.sessions.find((s) => s.deviceId === conn.deviceId);
-    entry.sessions = [...entry.sessions.filter((s) => s !== old), conn];
+    const old = sessions.find((s) => s.deviceId === conn.deviceId);
+    this.#users.set(conn.userId, [...sessions.filter((s) => s !== old), conn]);
     if (!old) this.#count++;
     return old;
   }
 
   /** Unregisters `conn` if it is still the registered one; true when it was. */
   remove(conn: Conn): boolean {
-    const entry = this.#users.get(conn.userId);
-    if (!entry || !entry.sessions.includes(conn)) return false;
+    const sessions = this.#users.get(conn.userId);
+    if (!sessions || !sessions.includes(conn)) return false;
     this.#count--;
-    if (entry.sessions.length === 1) this.#users.delete(conn.userId);
-    else entry.sessions = entry.sessions.filter((s) => s !== conn);
+    if (sessions.length === 1) {
+      this.#users.delete(conn.userId);
+      this.#buckets.delete(conn.userId);
+    } else {
+      this.#users.set(conn.userId, sessions.filter((s) => s !== conn));
+    }
     return true;
   }
 
   sessionsOf(userId: bigint): readonly Session[] {
-    return this.#users.get(userId)?.sessions ?? NONE;
+    return this.#users.get(userId) ?? NONE;
   }
 
   session(userId: bigint, deviceId: string): Session | undefined {
-    return this.#users.get(userId)?.sessions.find((s) => s.deviceId === deviceId);
+    return this.#users.get(userId)?.find((s) => s.deviceId === deviceId);
   }
 
-  /** The message token bucket of a connected user. */
-  bucketOf(userId: bigint): Bucket | undefined {
-    return this.#users.get(userId)?.bucket;
+  /** The message token bucket of a connected user (made full at first use); undefined when not connected. */
+  bucketOf(userId: bigint, burst: number, now: number): Bucket | undefined {
+    let bucket = this.#buckets.get(userId);
+    if (bucket === undefined && this.#users.has(userId)) this.#buckets.set(userId, (bucket = fullBucket(burst, now)));
+    return bucket;
   }
 
   /** Open sessions on this node. */
@@ -63,6 +69,6 @@ export class Hub implements SessionRegistry {
   }
 
   *all(): IterableIterator<Conn> {
-    for (const entry of this.#users.values()) yield* entry.sessions;
+    for (const sessions of this.#users.values()) yield* sessions;
   }
 }

@@ -51,6 +51,7 @@ const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
+  const liveness = (id: bigint) => services.accounts.liveness.isActive(id);
   const hub = new Hub();
   let server: Server<Conn> | undefined;
   let connSeq = 0;
@@ -125,11 +126,10 @@ export function createWsTransport(services: Services, engineSource: EngineSource
 
     async upgrade(req, srv) {
       server ??= srv;
-      const url = new URL(req.url);
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, url, ip, tokens, throttles, now(), (id) => services.accounts.isActive(id));
+        auth = await authenticate(req, ip, tokens, throttles, now(), liveness);
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");
@@ -170,7 +170,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
           conn.close(CloseCode.UnsupportedProtocol, "unsupported_protocol");
           return;
         }
-        const old = hub.add(conn, config.msgBurst, now());
+        const old = hub.add(conn);
         if (old) {
           tell(old, "logged_another_device", { content: "signed in again on this device elsewhere", device_id: old.deviceId });
           old.close(CloseCode.Replaced, "logged_another_device");

@@ -1,8 +1,9 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { userDevices, users } from "../../db/schema/index.ts";
 import type { Db } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import { fail, ok, type Result } from "../errors.ts";
+import { AccountLiveness } from "./liveness.ts";
 import { DEFAULT_MEMORY_KIB, hashPassword, verifyOrDummy } from "./passwords.ts";
 import { checkAccount, checkNickname, checkPassword, normaliseAccount } from "./rules.ts";
 
@@ -21,14 +22,26 @@ export interface Account {
 export const BAD_CREDENTIALS = "account or password is incorrect";
 
 
+/**
+ * How long the handshake's account check trusts an account it found live
+ * (one to two of these): short beside the logout sweep's 10-minute cadence,
+ * long enough that a reconnect storm reads each account once.
+ */
+export const LIVENESS_TTL_MS = 30_000;
+
 /** Users and their devices (spec §2.10): sign-up, login, liveness. No transport here. */
 export class Accounts {
+  /** The WebSocket handshake's account check: batched, remembered briefly (liveness.ts). */
+  readonly liveness: AccountLiveness;
+
   constructor(
     private readonly db: Db,
     private readonly ids: IdGenerator,
     private readonly now: () => number,
     private readonly passwordMemoryKib = DEFAULT_MEMORY_KIB,
-  ) {}
+  ) {
+    this.liveness = new AccountLiveness(this, LIVENESS_TTL_MS, now);
+  }
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {
     const account = checkAccount(input.account);
@@ -70,6 +83,15 @@ export class Accounts {
       .from(users)
       .where(and(eq(users.id, userId), isNull(users.deletedAt)));
     return rows.length === 1;
+  }
+
+  /** Which of `userIds` exist and are not deleted, in one query. */
+  async liveAmong(userIds: readonly bigint[]): Promise<ReadonlySet<bigint>> {
+    const rows = await this.db
+      .select({ id: users.id })
+      .from(users)
+      .where(and(inArray(users.id, userIds as bigint[]), isNull(users.deletedAt)));
+    return new Set(rows.map((r) => r.id));
   }
 
   /** Registers the device (X-Device-ID) or refreshes its last-seen time; a login without one records nothing. */
