@@ -5,6 +5,7 @@
  * one), vs a raw Bun holder. Ibis: authenticated svc.v2 connections.
  *
  * --server-procs N: N raw holders on one port, and Ibis as N workers (Redis).
+ * --settle MS: idle time before RSS is read, the same for every server (default 2000).
  *
  *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--smoke]
  */
@@ -17,12 +18,15 @@ import { alternate, medianRound, ratios } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
 import { round, sum } from "./lib/stats.ts";
 
-const c = common(2);
+// Three rounds: the median is a warm round (the first pays one-time growth: heap, caches, JIT) on both servers alike.
+const c = common(3);
 const a = c.args;
 const P = {
   count: num(a, "count", c.smoke ? 200 : 10_000),
   concurrency: num(a, "concurrency", 128),
   serverProcs: num(a, "server-procs", 1),
+  /** Idle time after the last handshake before RSS is read (both servers alike): what idle sockets hold, not the burst's garbage. */
+  settleMs: num(a, "settle", c.smoke ? 200 : 2000),
   rounds: c.rounds,
 };
 
@@ -57,7 +61,9 @@ async function connRound(t: Target): Promise<ConnRound> {
   const fleet = new ConnFleet({ host: "127.0.0.1", port: t.port, path: t.path, count: P.count, concurrency: P.concurrency, pending: 0, holdMs: 60_000, headers: t.headers });
   const open = await fleet.phase("open");
   const serverCpu = sum(meters.map((m) => m().cpu_pct));
-  await Bun.sleep(200); // let the server finish its side of the last handshakes
+  // Idle means settled: the server finishes its side of the last handshakes, and memory freed by the
+  // full GC reaches the OS (the allocator returns pages some time after the burst).
+  await Bun.sleep(P.settleMs);
   await t.gc?.();
   const after = sum(t.pids.map(rssKb));
   const results = await fleet.close();
