@@ -3,6 +3,7 @@
  * is its user's inbox at or above the device floor, minus the device's marks.
  */
 import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { BatchLoader } from "../db/batch-load.ts";
 import type { Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
@@ -42,8 +43,9 @@ interface OpenRequest {
   readonly userId: bigint;
   readonly deviceId: string;
   readonly fresh: bigint;
-  readonly waiters: { resolve(v: DeviceOpen): void; reject(e: unknown): void }[];
 }
+
+const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 
 // Devices per openDevice statement (three array parameters, whatever the count).
 const OPEN_BATCH_MAX = 500;
@@ -78,38 +80,25 @@ export class InboxReader {
    */
   openDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<DeviceOpen> {
     const key = `${userId}:${deviceId}`;
-    return new Promise<DeviceOpen>((resolve, reject) => {
-      const waiting = this.#opens.get(key);
-      if (waiting) waiting.waiters.push({ resolve, reject });
-      else this.#opens.set(key, { userId, deviceId, fresh, waiters: [{ resolve, reject }] });
-      if (!this.#opening) void this.#drainOpens();
-    });
+    if (!this.#openArgs.has(key)) this.#openArgs.set(key, { userId, deviceId, fresh });
+    return this.#opens.load(key);
   }
 
-  readonly #opens = new Map<string, OpenRequest>();
-  #opening = false;
-
-  async #drainOpens(): Promise<void> {
-    this.#opening = true;
-    try {
-      while (this.#opens.size) {
-        const batch: OpenRequest[] = [];
-        for (const [key, req] of this.#opens) {
-          batch.push(req);
-          this.#opens.delete(key);
-          if (batch.length === OPEN_BATCH_MAX) break;
-        }
-        try {
-          const out = await this.#openDevices(batch);
-          batch.forEach((req, i) => req.waiters.forEach((w) => w.resolve(out[i]!)));
-        } catch (err) {
-          for (const req of batch) for (const w of req.waiters) w.reject(err);
-        }
-      }
-    } finally {
-      this.#opening = false;
-    }
-  }
+  /** What each waiting key stands for (the first caller's `fresh`). */
+  readonly #openArgs = new Map<string, OpenRequest>();
+  readonly #opens = new BatchLoader<string, DeviceOpen>(
+    async (keys) => {
+      const reqs = keys.map((k) => {
+        const r = this.#openArgs.get(k)!;
+        this.#openArgs.delete(k);
+        return r;
+      });
+      const out = await this.#openDevices(reqs);
+      return new Map(keys.map((k, i) => [k, out[i]!]));
+    },
+    NOT_OPENED,
+    OPEN_BATCH_MAX,
+  );
 
   /**
    * One statement for `reqs` (distinct devices): a floor inserted by a

@@ -10,14 +10,11 @@
  * and its deletion ran on another node (deletions on this node call `forget`).
  */
 
+import { BatchLoader } from "../../db/batch-load.ts";
+
 export interface LivenessSource {
   /** Which of `userIds` are accounts that exist and are not deleted. */
   liveAmong(userIds: readonly bigint[]): Promise<ReadonlySet<bigint>>;
-}
-
-interface Waiter {
-  readonly resolve: (live: boolean) => void;
-  readonly reject: (err: unknown) => void;
 }
 
 /** Ids per query: keeps one statement's parameter list modest in a reconnect storm. */
@@ -29,28 +26,34 @@ export class AccountLiveness {
   #current = new Set<bigint>();
   #previous = new Set<bigint>();
   #rotatedAt: number;
-  /** Ids waiting for the next query; each with every handshake that asked. */
-  #next = new Map<bigint, Waiter[]>();
-  #busy = false;
+  readonly #loader: BatchLoader<bigint, boolean>;
   /** Bumped by `forget`: a query that raced with a deletion does not refill the memory. */
   #epoch = 0;
 
   constructor(
-    private readonly source: LivenessSource,
+    source: LivenessSource,
     private readonly ttlMs: number,
     private readonly now: () => number,
   ) {
     this.#rotatedAt = now();
+    this.#loader = new BatchLoader(
+      async (ids) => {
+        const live = await source.liveAmong(ids);
+        return new Map(ids.map((id) => [id, live.has(id)]));
+      },
+      false,
+      BATCH_MAX,
+    );
   }
 
   isActive(userId: bigint): Promise<boolean> {
     this.#rotate();
     if (this.#current.has(userId) || this.#previous.has(userId)) return LIVE;
-    return new Promise<boolean>((resolve, reject) => {
-      const waiters = this.#next.get(userId);
-      if (waiters) waiters.push({ resolve, reject });
-      else this.#next.set(userId, [{ resolve, reject }]);
-      if (!this.#busy) void this.#drain();
+    const epoch = this.#epoch;
+    return this.#loader.load(userId).then((ok) => {
+      this.#rotate();
+      if (ok && epoch === this.#epoch) this.#current.add(userId);
+      return ok;
     });
   }
 
@@ -73,46 +76,5 @@ export class AccountLiveness {
     this.#previous = t - this.#rotatedAt < 2 * this.ttlMs ? this.#current : new Set();
     this.#current = new Set();
     this.#rotatedAt = t;
-  }
-
-  async #drain(): Promise<void> {
-    this.#busy = true;
-    try {
-      while (this.#next.size) {
-        const batch = this.#take();
-        const epoch = this.#epoch;
-        let live: ReadonlySet<bigint>;
-        try {
-          live = await this.source.liveAmong([...batch.keys()]);
-        } catch (err) {
-          for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
-          continue;
-        }
-        this.#rotate();
-        for (const [id, waiters] of batch) {
-          const ok = live.has(id);
-          if (ok && epoch === this.#epoch) this.#current.add(id);
-          for (const w of waiters) w.resolve(ok);
-        }
-      }
-    } finally {
-      this.#busy = false;
-    }
-  }
-
-  /** Up to BATCH_MAX waiting ids, oldest first. */
-  #take(): Map<bigint, Waiter[]> {
-    if (this.#next.size <= BATCH_MAX) {
-      const all = this.#next;
-      this.#next = new Map();
-      return all;
-    }
-    const batch = new Map<bigint, Waiter[]>();
-    for (const [id, waiters] of this.#next) {
-      batch.set(id, waiters);
-      this.#next.delete(id);
-      if (batch.size === BATCH_MAX) break;
-    }
-    return batch;
   }
 }

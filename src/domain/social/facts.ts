@@ -1,4 +1,5 @@
-import { and, eq, isNull, sql } from "drizzle-orm";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { BatchLoader } from "../../db/batch-load.ts";
 import { groupMembers, groups, users, friends } from "../../db/schema/index.ts";
 import type { Store } from "../../db/store.ts";
 import { TtlCache } from "./cache.ts";
@@ -125,13 +126,21 @@ export class SocialFacts {
     }, fresh);
   }
 
+  /** Friends of a user; misses of users connecting at once share one query (presence notices on connect). */
   friendsOf(userId: bigint): Promise<readonly bigint[]> {
-    return this.#cached(this.#friends, userId, async () => {
-      const rows = await this.store.db
-        .select({ id: friends.friendId })
-        .from(friends)
-        .where(eq(friends.userId, userId));
-      return rows.map((r) => r.id);
-    });
+    return this.#cached(this.#friends, userId, () => this.#friendLists.load(userId));
   }
+
+  readonly #friendLists = new BatchLoader<bigint, readonly bigint[]>(
+    async (userIds) => {
+      const rows = await this.store.db
+        .select({ userId: friends.userId, id: friends.friendId })
+        .from(friends)
+        .where(inArray(friends.userId, userIds));
+      const out = new Map<bigint, bigint[]>(userIds.map((u) => [u, []]));
+      for (const r of rows) out.get(r.userId)?.push(r.id);
+      return out;
+    },
+    [],
+  );
 }

@@ -123,6 +123,16 @@ for (const kind of storeKinds()) {
       env.node.social.facts.invalidate({ kind: "group", groupId: 1n }, true);
       expect(changes).toHaveLength(3);
     });
+
+    test("friendsOf asked for many users at once (one batched query): each gets its own list", async () => {
+      const hub = await env.user();
+      const others = await Promise.all(Array.from({ length: 6 }, () => env.user()));
+      for (const o of others.slice(0, 3)) await befriend(hub, o);
+      const asked = [hub, ...others];
+      const lists = await Promise.all(asked.map((u) => graph().friendsOf(u.id)));
+      expect([...lists[0]!].sort()).toEqual(others.slice(0, 3).map((o) => o.id).sort());
+      others.forEach((o, i) => expect(lists[i + 1]).toEqual(i < 3 ? [hub.id] : []));
+    });
   });
 
   describe(`SocialGraph with allowStrangers [${kind}]`, () => {

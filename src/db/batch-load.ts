@@ -1,0 +1,66 @@
+/**
+ * Loads by key in batches, one query in flight: keys asked for while a query
+ * runs form the next one (a lone caller waits only for its own query; a
+ * reconnect storm costs a few statements, not one per connection). Equal keys
+ * asked for at once share one slot.
+ */
+export class BatchLoader<K, V> {
+  /** Keys waiting for the next query, each with every caller that asked. */
+  #next = new Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]>();
+  #busy = false;
+  /** Queries made so far (tests, metrics). */
+  queries = 0;
+
+  constructor(
+    /** Answers every key it is given (a key it leaves out gets `missing`). */
+    private readonly loadMany: (keys: K[]) => Promise<ReadonlyMap<K, V>>,
+    private readonly missing: V,
+    private readonly maxBatch = 1000,
+  ) {}
+
+  load(key: K): Promise<V> {
+    return new Promise<V>((resolve, reject) => {
+      const waiters = this.#next.get(key);
+      if (waiters) waiters.push({ resolve, reject });
+      else this.#next.set(key, [{ resolve, reject }]);
+      if (!this.#busy) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#busy = true;
+    try {
+      while (this.#next.size) {
+        const batch = this.#take();
+        this.queries++;
+        try {
+          const found = await this.loadMany([...batch.keys()]);
+          for (const [key, waiters] of batch) {
+            const v = found.has(key) ? found.get(key)! : this.missing;
+            for (const w of waiters) w.resolve(v);
+          }
+        } catch (err) {
+          for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+        }
+      }
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  /** Up to maxBatch waiting keys, oldest first. */
+  #take(): Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]> {
+    if (this.#next.size <= this.maxBatch) {
+      const all = this.#next;
+      this.#next = new Map();
+      return all;
+    }
+    const batch = new Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]>();
+    for (const [key, waiters] of this.#next) {
+      batch.set(key, waiters);
+      this.#next.delete(key);
+      if (batch.size === this.maxBatch) break;
+    }
+    return batch;
+  }
+}
