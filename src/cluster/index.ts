@@ -70,7 +70,7 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     : new MemoryBusHub().bus(id, log);
   const presence: Presence = redis
     ? new RedisPresence({ redis, nodeId: id, prefix: config.redisPrefix, ttlMs: config.presenceTtlMs })
-    : new MemoryPresenceHub(config.presenceTtlMs, now).node(id);
+    : { ...new MemoryPresenceHub(config.presenceTtlMs, now).node(id), alone: true };
   await presence.heartbeat();
   const marks: MarkShare = redis ? new RedisMarkShare(redis, config.redisPrefix) : new MemoryMarkShare();
 

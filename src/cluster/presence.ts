@@ -16,6 +16,11 @@ export interface PresenceEntry {
 export interface Presence {
   readonly nodeId: number;
   /**
+   * No other node can exist (the in-process registry of a node without
+   * Redis): delivery skips every cross-node step instead of asking.
+   */
+  readonly alone?: boolean;
+  /**
    * Records (user, device) as connected on this node. Returns the node that
    * held it before when that is another live node (a takeover across nodes:
    * send it a bus `kick`), else undefined.

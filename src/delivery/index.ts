@@ -58,7 +58,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     log,
     now,
     retryTickMs: config.deliveryRetryTickMs,
-    ...(services.bus && services.presence
+    ...(services.bus && services.presence && !services.presence.alone
       ? { cluster: { bus: services.bus, presence: services.presence, nodeId: services.nodeId } }
       : {}),
   });
