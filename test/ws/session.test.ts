@@ -208,9 +208,13 @@ describe("session rules [pglite]", () => {
     const session = await sessionOf(node, u);
     const big = new Outbound({ id: "S2C.1.1.x", type: "S2C", from: null, to: u.userId, action: "x", payload: { pad: "z".repeat(256 * 1024) }, server_ts: 1 });
     const outcomes: string[] = [];
-    for (let i = 0; i < 2_000 && outcomes.at(-1) !== "closed"; i++) outcomes.push(session.send(big));
+    // Frames leave at the next microtask checkpoint (corked per socket): the drop shows on the send after it.
+    for (let i = 0; i < 2_000 && outcomes.at(-1) !== "closed"; i++) {
+      outcomes.push(session.send(big));
+      await Promise.resolve();
+    }
     expect(outcomes.at(-1)).toBe("closed");
-    expect(outcomes).toContain("queued");
+    expect(outcomes.filter((o) => o === "sent").length).toBeGreaterThan(1); // Bun queued some before dropping
     expect(node.ws.registry.session(u.userId, "slow")).toBeUndefined();
     expect(engine.closed.map((s) => s.connId)).toEqual([session.connId]);
     expect(session.send(big)).toBe("closed");
