@@ -113,7 +113,11 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   let social: Social | undefined;
   await cluster.bus
     .start((entry, from) => {
-      if (entry.kind === "invalidate") return social?.facts.invalidate(entry.change, true);
+      if (entry.kind === "invalidate") {
+        // A deletion swept on another node: this node's handshake memory of the account goes too.
+        if (entry.change.kind === "user") base.accounts.liveness.forget(entry.change.userId);
+        return social?.facts.invalidate(entry.change, true);
+      }
       if (delivery) return delivery.core.onBus(entry, from);
       log.debug("bus entry before delivery started", { kind: entry.kind, from });
     })

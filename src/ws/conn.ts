@@ -25,6 +25,14 @@ export interface ConnIdentity {
 /** Connections with gathered frames, flushed together at the next microtask checkpoint. */
 let dirty: Conn[] = [];
 
+/** The connection whose Bun `message` callback is running (Bun corks that socket itself). */
+let handling: Conn | undefined;
+
+/** Marks the start (conn) and end (undefined) of `conn`'s message callback: its own answers (pong, refusals) go at once. */
+export function handlingMessageOf(conn: Conn | undefined): void {
+  handling = conn;
+}
+
 function flushDirty(): void {
   const conns = dirty;
   dirty = [];
@@ -83,14 +91,17 @@ export class Conn implements Session {
   }
 
   /**
-   * Sends raw bytes (binary frame) or text (text frame). Frames are gathered
-   * per socket and written at the next microtask checkpoint inside `ws.cork`:
+   * Sends raw bytes (binary frame) or text (text frame). Outside the socket's
+   * own message callback, frames are gathered per socket and written at the
+   * next microtask checkpoint inside `ws.cork`:
    * most sends happen after a database commit or in async code, where Bun does
    * not cork, and a batch commit answers several messages of one socket at once
    * (one syscall for all of them instead of one each). Order per socket is kept.
    */
   write(data: string | Uint8Array): SendOutcome {
     if (this.closing) return "closed";
+    // Inside this socket's own message callback Bun already corks: send now (ping → pong stays one step).
+    if (handling === this && !this.#out) return this.#sendNow(data);
     if (this.#out) this.#out.push(data);
     else {
       this.#out = [data];
@@ -118,6 +129,15 @@ export class Conn implements Session {
     if (!dropped) return;
     this.closing = true;
     this.ctx.onSlowConsumer(this);
+  }
+
+  #sendNow(data: string | Uint8Array): SendOutcome {
+    const n = this.ws.send(data);
+    if (n > 0) return "sent";
+    if (n === -1) return "queued";
+    this.closing = true;
+    this.ctx.onSlowConsumer(this);
+    return "closed";
   }
 
   close(code: number, reason: string): void {

@@ -8,7 +8,7 @@ import type { Server, WebSocketHandler } from "bun";
 import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
 import type { Services } from "../services.ts";
 import { CloseCode } from "./close-codes.ts";
-import { Conn, type ConnContext } from "./conn.ts";
+import { Conn, handlingMessageOf, type ConnContext } from "./conn.ts";
 import { dispatch, type UplinkDeps } from "./dispatch.ts";
 import { ExpiryWatch } from "./expiry.ts";
 import { authenticate, type HandshakeThrottles } from "./handshake.ts";
@@ -183,10 +183,13 @@ export function createWsTransport(services: Services, engineSource: EngineSource
 
       message(ws, message) {
         if (ws.data.closing) return; // closed by us (takeover, expiry, slow consumer): nothing more is taken
+        handlingMessageOf(ws.data);
         try {
           dispatch(uplink, ws.data, message);
         } catch (e) {
           log.error("ws: dispatch failed", { conn: ws.data.connId, err: e as Error });
+        } finally {
+          handlingMessageOf(undefined);
         }
       },
 

@@ -6,7 +6,9 @@ import { until } from "../bus/collector.ts";
 import { sharedRedisUrl, uniquePrefix, useRedis, useScratchRedis } from "../bus/redis-fixture.ts";
 import { api, startTestNode } from "../support/node.ts";
 import { RecordingEngine } from "../support/ws-engine.ts";
-import { connect, createUser, sessionOf } from "../support/ws.ts";
+import { connect, createUser, rawHandshake, sessionOf } from "../support/ws.ts";
+import { users } from "../../src/db/schema/index.ts";
+import { eq } from "drizzle-orm";
 import { storeKinds } from "../support/stores.ts";
 import type { Conn } from "../../src/ws/conn.ts";
 
@@ -125,6 +127,29 @@ describe("with REDIS_URL", () => {
       expect((await api(a, "GET", "/readyz")).status).toBe(200);
     } finally {
       await a.stop();
+    }
+  }, 20_000);
+
+  test("an account deleted on another node is forgotten by this node's handshake memory at once", async () => {
+    const opts = { redisUrl: sharedRedisUrl(), redisPrefix: r.prefix, nodeId: undefined, heartbeatInterval: 60_000 };
+    const a = await startTestNode("postgres", opts);
+    const b = await startTestNode("postgres", opts);
+    try {
+      const user = await createUser(b, "d3");
+      const handshake = async () => {
+        const { sock, head } = await rawHandshake(b, { Authorization: `Bearer ${user.token}`, "X-Device-ID": "d3", "Sec-WebSocket-Protocol": "svc-json" });
+        sock.destroy();
+        return head.split("\r\n")[0] ?? "";
+      };
+      expect(await handshake()).toContain("101"); // b now remembers the account as live
+      await b.services.store.db.update(users).set({ deletedAt: Date.now() }).where(eq(users.id, user.userId));
+      expect(await handshake()).toContain("101"); // remembered: the row is not read again
+      // The deletion is swept on node a: its invalidation reaches b over the bus.
+      a.social.facts.invalidate({ kind: "user", userId: user.userId });
+      await until(async () => (await handshake()).includes("401"));
+    } finally {
+      await a.stop();
+      await b.stop();
     }
   }, 20_000);
 
