@@ -205,6 +205,34 @@ export const pingFrame = (seq: number): Uint8Array => seqFrame(FrameType.Heartbe
 /** Heartbeat pong echoing `seq`. */
 export const pongFrame = (seq: number): Uint8Array => seqFrame(FrameType.HeartbeatPong, PONG_FLAGS, seq);
 
+const PING_SIZE = FRAME_HEADER_SIZE + 2;
+
+/**
+ * The pong for `bytes` when they are exactly one well-formed heartbeat ping
+ * (11 bytes, magic, version 2, type ping, length 2), written into `into`
+ * (11 bytes, reused by the caller); undefined for anything else. The hot path
+ * of the heartbeat: no decode result, no view, no allocation.
+ */
+export function pongForPing(bytes: Uint8Array, into: Uint8Array): Uint8Array | undefined {
+  if (
+    bytes.length !== PING_SIZE ||
+    bytes[4] !== FrameType.HeartbeatPing ||
+    bytes[0] !== MAGIC_HI ||
+    bytes[1] !== MAGIC_LO ||
+    bytes[2] !== FRAME_VERSION ||
+    bytes[5] !== 0 ||
+    bytes[6] !== 0 ||
+    bytes[7] !== 0 ||
+    bytes[8] !== 2
+  ) {
+    return undefined;
+  }
+  if (into[0] !== MAGIC_HI) writeFrameHeader(into, 0, FrameType.HeartbeatPong, PONG_FLAGS, 2);
+  into[9] = bytes[9]!;
+  into[10] = bytes[10]!;
+  return into;
+}
+
 const encoder = new TextEncoder();
 const errorFrames = new Map<string, Uint8Array>();
 const ERROR_FRAME_CACHE_MAX = 512;

@@ -111,6 +111,12 @@ export class Conn implements Session {
     return "sent";
   }
 
+  /** `write` for a buffer the caller reuses after this returns: copied when it has to wait. */
+  writeTransient(data: Uint8Array): SendOutcome {
+    if (handling === this && !this.#out && !this.closing) return this.#sendNow(data); // Bun copies it now
+    return this.write(data.slice());
+  }
+
   /**
    * Writes what `write` gathered. Bun answers bytes written, -1 (queued under
    * backpressure) or 0 (dropped past the limit): a drop cuts the connection,

@@ -5,7 +5,7 @@
  */
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
-import { decodeFrame, errorFrame, FrameType, pongFrame, readSeq, readU64 } from "../protocol/frame.ts";
+import { decodeFrame, errorFrame, FrameType, pongForPing, pongFrame, readSeq, readU64 } from "../protocol/frame.ts";
 import { decodeAck, decodeAckText, decodeMessageBytes, decodeMessageText, frameAckToClientAck } from "../protocol/uplink.ts";
 import type { Conn } from "./conn.ts";
 import type { Hub } from "./hub.ts";
@@ -36,9 +36,16 @@ const idOf = (raw: Record<string, unknown> | undefined): string | undefined =>
 // The id of a message that is not valid JSON, when it can still be read (so the refusal can name it).
 const ID_IN_TEXT = /"id"\s*:\s*"([^"\\]{1,200})"/;
 
+/** One pong buffer for the whole node: Bun copies on send, so it is rewritten for every ping. */
+const PONG = new Uint8Array(11);
+
 export function dispatch(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
   if (typeof message === "string") return onText(d, conn, message);
-  if (conn.proto === Proto.V2) return onFrame(d, conn, message);
+  if (conn.proto === Proto.V2) {
+    const pong = pongForPing(message, PONG);
+    if (pong) return void conn.writeTransient(pong);
+    return onFrame(d, conn, message);
+  }
   return onBinaryMessage(d, conn, message, false);
 }
 

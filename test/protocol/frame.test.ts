@@ -20,6 +20,7 @@ import {
   makeFlags,
   nackFrame,
   pingFrame,
+  pongForPing,
   pongFrame,
   priorityOf,
   readSeq,
@@ -271,5 +272,29 @@ describe("properties", () => {
       fc.property(fc.uint8Array({ maxLength: 64 }), (tail) => check(concat(hex("49 42 02"), tail))),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("pongForPing (the heartbeat's hot path)", () => {
+  test("the spec's ping sample (Seq 7) gives the same bytes as pongFrame(7), in the reused buffer", () => {
+    const into = new Uint8Array(11);
+    const out = pongForPing(hex("49 42 02 27 01 00 00 00 02 00 07"), into);
+    expect(out).toBe(into);
+    expect([...out!]).toEqual([...pongFrame(7)]);
+    expect([...pongForPing(pingFrame(0xfffe), into)!]).toEqual([...pongFrame(0xfffe)]);
+  });
+
+  test("anything but one well-formed ping is left to the full decoder", () => {
+    const into = new Uint8Array(11);
+    for (const bad of [
+      "49 42 02 27 01 00 00 00 02 00", // short
+      "49 42 02 27 01 00 00 00 03 00 07 00", // length 3
+      "49 42 03 27 01 00 00 00 02 00 07", // version 3
+      "49 43 02 27 01 00 00 00 02 00 07", // magic
+      "49 42 02 27 02 00 00 00 02 00 07", // a pong, not a ping
+      "49 42 02 00 03 00 00 00 02 00 07", // an ACK header with a 2-byte payload
+    ]) {
+      expect(pongForPing(hex(bad), into)).toBeUndefined();
+    }
   });
 });
