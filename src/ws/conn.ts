@@ -25,6 +25,21 @@ export interface ConnIdentity {
 /** Connections with gathered frames, flushed together at the next microtask checkpoint. */
 let dirty: Conn[] = [];
 
+/**
+ * Only batches of small frames are corked (uWS's cork buffer is 16 KiB). Corking
+ * 16 MiB C2C pushes stalled them: `bench:limit` fell from ~25 to 1.6 MB/s (cause
+ * inside Bun not pinned down); a single frame gains nothing from a cork anyway.
+ */
+const CORK_FRAME_MAX = 16 * 1024;
+// A string's UTF-8 may take up to three bytes per UTF-16 unit.
+const small = (d: string | Uint8Array) => (typeof d === "string" ? d.length * 3 : d.length) <= CORK_FRAME_MAX;
+
+/** Sends each frame in order; true when Bun dropped one (past the backpressure limit). */
+function sendAll(ws: ServerWebSocket<Conn>, frames: readonly (string | Uint8Array)[]): boolean {
+  for (const d of frames) if (ws.send(d) === 0) return true;
+  return false;
+}
+
 /** The connection whose Bun `message` callback is running (Bun corks that socket itself). */
 let handling: Conn | undefined;
 
@@ -128,10 +143,7 @@ export class Conn implements Session {
     this.#out = undefined;
     if (this.closing) return;
     const ws = this.ws;
-    const dropped = ws.cork(() => {
-      for (const d of out) if (ws.send(d) === 0) return true;
-      return false;
-    });
+    const dropped = out.length > 1 && out.every(small) ? ws.cork(() => sendAll(ws, out)) : sendAll(ws, out);
     if (!dropped) return;
     this.closing = true;
     this.ctx.onSlowConsumer(this);

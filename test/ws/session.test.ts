@@ -200,6 +200,29 @@ describe("session rules [pglite]", () => {
     await node.stop();
   });
 
+  test("frames written outside a message callback keep their order, a 4 MiB one among small ones included", async () => {
+    const { node } = await startWsNode("pglite");
+    try {
+      const u = await createUser(node, "big");
+      const c = await connect(node, u);
+      const session = await sessionOf(node, u);
+      const notice = (id: string, pad: number) =>
+        new Outbound({ id, type: "S2C", from: null, to: u.userId, action: "x", payload: { pad: "z".repeat(pad) }, server_ts: 1 });
+      // From test code, not a message callback: all three leave in one flush, the 4 MiB one beyond Bun's 1 MiB
+      // backpressure limit (queued by Bun, not dropped: the socket stays open).
+      expect(session.send(notice("S2C.1.1.a", 10))).toBe("sent");
+      expect(session.send(notice("S2C.2.1.b", 4 * 1024 * 1024))).toBe("sent");
+      expect(session.send(notice("S2C.3.1.c", 10))).toBe("sent");
+      const ids: string[] = [];
+      for (let i = 0; i < 3; i++) ids.push((await c.nextMessage((m) => m.action === "x", 10_000)).id);
+      expect(ids).toEqual(["S2C.1.1.a", "S2C.2.1.b", "S2C.3.1.c"]);
+      expect(node.ws.registry.session(u.userId, "big")).toBe(session);
+      await c.close();
+    } finally {
+      await node.stop();
+    }
+  });
+
   test("slow consumer: a dropped send disconnects with 4004 and unregisters the session", async () => {
     const { node, engine } = await startWsNode("pglite", { wsBackpressureLimit: 1024 });
     const u = await createUser(node, "slow");
