@@ -40,6 +40,8 @@ let completed = 0;
 let skipped = 0;
 let other = 0;
 let closes = 0;
+/** Close code → count, for closes before the end (a server that closes says why). */
+const closeCodes: Record<number, number> = {};
 const win = new Window(p.warmupMs, p.durationMs);
 const a: WebSocket[] = [];
 const b: WebSocket[] = [];
@@ -85,8 +87,10 @@ const socketsOf = (role: "a" | "b", on: (i: number, d: Uint8Array | string) => v
     (i) => proto.options(p.pairOffset + i, role),
     (ws, i) => {
       ws.addEventListener("message", (e) => on(i, e.data as Uint8Array | string));
-      ws.addEventListener("close", () => {
-        if (!win.stopped) closes++;
+      ws.addEventListener("close", (e) => {
+        if (win.stopped) return;
+        closes++;
+        closeCodes[e.code] = (closeCodes[e.code] ?? 0) + 1;
       });
     },
   );
@@ -121,6 +125,7 @@ emit("result", {
   skipped_full_ring: skipped,
   other_frames: other,
   unexpected_closes: closes,
+  close_codes: closeCodes,
   seconds: win.seconds,
   rate: win.seconds ? completed / win.seconds : 0,
   server_ack: hAck.summary(),

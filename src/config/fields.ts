@@ -177,7 +177,12 @@ export const fields = {
   ),
   wsIdleTimeout: def("IBIS_WS_IDLE_TIMEOUT", int(120, 8, 960), "Seconds of silence before a socket is closed; Bun pings at this interval."),
   heartbeatInterval: def("IBIS_HEARTBEAT_INTERVAL_MS", int(120_000, 100), "svc.v2 frame-level ping interval, ms."),
-  wsBackpressureLimit: def("IBIS_WS_BACKPRESSURE_LIMIT", int(1 * MiB, 1024), "Bytes queued to one slow socket before it is disconnected."),
+  // One largest frame (16 MiB) plus 1 MiB: a client taking a 16 MiB message must not be cut for the notice sent beside it.
+  wsBackpressureLimit: def(
+    "IBIS_WS_BACKPRESSURE_LIMIT",
+    int(17 * MiB, 1024),
+    "Bytes queued to one slow socket before it is disconnected (default: one 16 MiB frame plus 1 MiB).",
+  ),
   tokenRefreshWindow: def("IBIS_TOKEN_REFRESH_WINDOW_MS", int(8_000, 100), "Time a client has after please_refresh_token (spec: 8 s)."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),

@@ -25,11 +25,7 @@ export interface ConnIdentity {
 /** Connections with gathered frames, flushed together at the next microtask checkpoint. */
 let dirty: Conn[] = [];
 
-/**
- * Only batches of small frames are corked (uWS's cork buffer is 16 KiB). Corking
- * 16 MiB C2C pushes stalled them: `bench:limit` fell from ~25 to 1.6 MB/s (cause
- * inside Bun not pinned down); a single frame gains nothing from a cork anyway.
- */
+/** Only batches of small frames are corked: a single frame gains nothing from it, and uWS's cork buffer is 16 KiB. */
 const CORK_FRAME_MAX = 16 * 1024;
 // A string's UTF-8 may take up to three bytes per UTF-16 unit.
 const small = (d: string | Uint8Array) => (typeof d === "string" ? d.length * 3 : d.length) <= CORK_FRAME_MAX;
