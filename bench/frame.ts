@@ -2,15 +2,14 @@
  * svc.v2 frame codec micro-benchmark: header decode (zero-copy: the payload is
  * a view) and encode, for payloads from 16 B to 16 MiB. Decode time must not
  * grow with the payload; the 16 MiB / 16 B decode ratio is printed (≈ 1).
- * Writes bench/results/frame-<date>.json. Short by default (shared machine):
- * BENCH_MS sets the CPU time per case in ms (default 150).
+ * Writes bench/results/frame-<date>.json like every scenario (and the RESULTS.md
+ * section with its chart). BENCH_MS sets the CPU time per case in ms (default 150).
  */
-import { cpus, arch, platform, release, totalmem } from "node:os";
-import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
 import { do_not_optimize, measure } from "mitata";
 import { FrameType, decodeFrame, encodeFrame, writeFrameHeader } from "../src/protocol/frame.ts";
-import { RESULTS_DIR } from "./lib/results.ts";
+import { common, finish } from "./lib/scenario.ts";
+
+const c = common(1);
 
 const SIZES: [string, number][] = [
   ["16 B", 16],
@@ -19,7 +18,8 @@ const SIZES: [string, number][] = [
   ["1 MiB", 1024 * 1024],
   ["16 MiB", 16 * 1024 * 1024],
 ];
-const cpuMs = Number(process.env.BENCH_MS ?? 150);
+const cpuMs = Number(process.env.BENCH_MS ?? (c.smoke ? 20 : 150));
+const OPS = ["decode", "header encode", "encode (copy)"] as const;
 const opts = { min_cpu_time: cpuMs * 1e6, max_samples: 1e9 };
 
 interface Row {
@@ -64,18 +64,26 @@ const p50 = (op: string, size: string) => rows.find((r) => r.op === op && r.size
 const ratio = p50("decode", "16 MiB") / p50("decode", "16 B");
 console.log(`\ndecode 16 MiB / 16 B (p50): ${ratio.toFixed(2)}  (zero-copy: ≈ 1)`);
 
-const now = new Date();
-const out = {
-  date: now.toISOString(),
-  machine: { cpu: cpus()[0]?.model ?? "unknown", cores: cpus().length, arch: arch(), platform: platform(), release: release(), mem_bytes: totalmem() },
-  bun: Bun.version,
-  bun_revision: Bun.revision,
-  cpu_ms_per_case: cpuMs,
-  decode_ratio_16MiB_over_16B: ratio,
-  results: rows,
-};
-const dir = RESULTS_DIR; // bench/results, or $BENCH_OUT/results
-await mkdir(dir, { recursive: true });
-const file = join(dir, `frame-${now.toISOString().slice(0, 10)}.json`);
-await Bun.write(file, `${JSON.stringify(out, null, 2)}\n`);
-console.log(`wrote ${file}`);
+finish("frame", c, {
+  params: { sizes: SIZES.map(([label]) => label), cpu_ms_per_case: cpuMs },
+  raw: { rows, bun_revision: Bun.revision },
+  ratios: { decode_16MiB_over_16B: ratio },
+  tables: [
+    {
+      title: `svc.v2 frame codec, ns per frame (mitata, ${cpuMs} ms of CPU per case; decode 16 MiB / 16 B p50 = ${ratio.toFixed(2)}, zero-copy means ≈ 1)`,
+      columns: ["op", ...SIZES.map(([label]) => `${label} p50 ns`), "16 MiB / 16 B"],
+      rows: OPS.map((op) => [op, ...SIZES.map(([label]) => +p50(op, label).toFixed(1)), +(p50(op, "16 MiB") / p50(op, "16 B")).toFixed(2)]),
+    },
+  ],
+  charts: [
+    {
+      id: "frame-decode",
+      title: "svc.v2 frame: ns per frame by payload size (p50)",
+      kind: "bar",
+      x_label: "payload",
+      y_label: "ns per frame (log)",
+      log_y: true,
+      series: OPS.map((op) => ({ name: op, points: SIZES.map(([label]) => [label, +p50(op, label).toFixed(1)] as [string, number]) })),
+    },
+  ],
+});

@@ -54,7 +54,7 @@ export function buildReport(): string {
     const m = r.machine;
     out.push(`## ${r.scenario}`, "");
     out.push(
-      `${r.date} · **${r.quality}** · ${m.nproc} × ${m.cpu_model}, ${m.mem_total_mb} MiB · Bun ${m.bun}${m.node ? ` · Node ${m.node}` : ""} · load at start ${m.loadavg_at_start.join(" ")}`,
+      `${r.date} · **${r.quality}** · ${m.nproc} × ${m.cpu_model}, ${m.mem_total_mb} MiB · Bun ${m.bun}${m.node ? ` · Node ${m.node}` : ""}${r.load_at_start !== undefined ? ` · load at start ${r.load_at_start}` : ""} · load avg when written ${m.loadavg_at_start.join(" ")}`,
       "",
     );
     out.push(`Parameters: \`${JSON.stringify(r.params)}\``, "");

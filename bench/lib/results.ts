@@ -36,6 +36,8 @@ export interface ResultFile extends ResultBody {
   /** false for smoke runs and runs on a shared machine: not to be quoted. */
   representative: boolean;
   quality: string;
+  /** 1-min load average when the scenario started (absent in results written before it was recorded). */
+  load_at_start?: number;
   machine: ReturnType<typeof machine>;
 }
 
@@ -60,7 +62,8 @@ export function writeResult(
       : busy
         ? `busy machine (load ${opts.loadAtStart.toFixed(2)} at start), not representative`
         : "shared machine, not representative";
-  const file: ResultFile = { scenario, date, representative, quality, machine: m, ...body };
+  // machine() reads the load average now, at the end of the run; the 1-min load when the run began is kept beside it.
+  const file: ResultFile = { scenario, date, representative, quality, load_at_start: Math.round(opts.loadAtStart * 100) / 100, machine: m, ...body };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const path = resolve(RESULTS_DIR, `${scenario}-${date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(path, JSON.stringify(file, null, 2) + "\n");
