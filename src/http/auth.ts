@@ -28,8 +28,9 @@ export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
     if (!token) return unauthorized(c, "missing bearer token");
     const claims = await services.tokens.verify(token, "access");
     if (!claims.ok) return unauthorized(c, claims.error.msg);
-    // A deleted account's tokens die with it (account logout, docs/auth.md).
-    if (!(await services.accounts.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
+    // A deleted account's tokens die with it (account logout, docs/auth.md). The same batched check with a short
+    // memory of live accounts as the WebSocket handshake (docs/websocket.md): deletions drop it on every node.
+    if (!(await services.accounts.liveness.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
     c.set("user", { userId: claims.value.userId, deviceId: claims.value.deviceId });
     await next();
   };
