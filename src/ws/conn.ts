@@ -25,6 +25,12 @@ export interface ConnIdentity {
 /** Connections with gathered frames, flushed together at the next microtask checkpoint. */
 let dirty: Conn[] = [];
 
+function flushDirty(): void {
+  const conns = dirty;
+  dirty = [];
+  for (const c of conns) c.flush();
+}
+
 /** Only batches of small frames are corked: a single frame gains nothing from it, and uWS's cork buffer is 16 KiB. */
 const CORK_FRAME_MAX = 16 * 1024;
 // A string's UTF-8 may take up to three bytes per UTF-16 unit.
@@ -42,12 +48,6 @@ let handling: Conn | undefined;
 /** Marks the start (conn) and end (undefined) of `conn`'s message callback: its own answers (pong, refusals) go at once. */
 export function handlingMessageOf(conn: Conn | undefined): void {
   handling = conn;
-}
-
-function flushDirty(): void {
-  const conns = dirty;
-  dirty = [];
-  for (const c of conns) c.flush();
 }
 
 export class Conn implements Session {
