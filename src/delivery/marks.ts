@@ -73,8 +73,11 @@ export class MarkLedger {
   #queue: MarkRow[] = [];
   #running: Promise<void> | undefined;
   #scheduled = false;
-  /** Callers of `record` whose share failed: they wait for the next commit. */
-  #commitWaiters: (() => void)[] = [];
+  /** Marks ever queued, and marks whose batch has finished (written, or failed and queued again): FIFO counters. */
+  #queued = 0;
+  #done = 0;
+  /** `record` callers whose share failed, each waiting until the marks queued up to `upTo` are done. */
+  #waiters: { upTo: number; resolve: () => void }[] = [];
   /** Batches written so far (metrics, tests). */
   batches = 0;
 
@@ -91,8 +94,8 @@ export class MarkLedger {
    * share unreachable — after the database commit.
    */
   record(marks: readonly MarkRow[]): Promise<void> | undefined {
-    for (const m of marks) this.#queue.push(m);
-    this.#kick();
+    this.#enqueue(marks);
+    const upTo = this.#queued;
     let shared: void | Promise<void>;
     try {
       shared = this.share.add(marks);
@@ -102,7 +105,8 @@ export class MarkLedger {
     if (shared === undefined) return undefined;
     return shared.catch((err: unknown) => {
       this.onError(err);
-      return new Promise<void>((resolve) => this.#commitWaiters.push(resolve));
+      // The marks were queued above: wait for their batch (not for a queue that keeps filling).
+      return upTo <= this.#done ? undefined : new Promise<void>((resolve) => this.#waiters.push({ upTo, resolve }));
     });
   }
 
@@ -110,10 +114,7 @@ export class MarkLedger {
   async unconfirmed(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
     try {
       const ids = await this.share.of(userId, deviceId);
-      if (this.share.repairs && ids.length) {
-        for (const messageId of ids) this.#queue.push({ userId, deviceId, messageId });
-        this.#kick();
-      }
+      if (this.share.repairs && ids.length) this.#enqueue(ids.map((messageId) => ({ userId, deviceId, messageId })));
       return ids;
     } catch (err) {
       // The share unreachable: committed marks only (a recent ack may be pulled once more).
@@ -130,6 +131,21 @@ export class MarkLedger {
     }
   }
 
+  #enqueue(marks: readonly MarkRow[]): void {
+    for (const m of marks) this.#queue.push(m);
+    this.#queued += marks.length;
+    this.#kick();
+  }
+
+  /** A batch finished (either way): callers waiting for marks up to here go on. */
+  #finished(count: number): void {
+    this.#done += count;
+    if (!this.#waiters.length) return;
+    const still = this.#waiters.filter((w) => w.upTo > this.#done);
+    for (const w of this.#waiters) if (w.upTo <= this.#done) w.resolve();
+    this.#waiters = still;
+  }
+
   #kick(): void {
     if (this.#running || this.#scheduled) return;
     this.#scheduled = true;
@@ -142,23 +158,18 @@ export class MarkLedger {
   #run(): void {
     const batch = this.#queue.splice(0, this.maxBatch);
     if (!batch.length) return;
-    const waiters = this.#commitWaiters;
-    this.#commitWaiters = [];
     this.batches++;
     this.#running = this.write(batch)
       .then(
         () => {
-          for (const w of waiters) w();
+          this.#finished(batch.length);
           return Promise.resolve(this.share.drop(batch)).catch(() => {});
         },
         (err: unknown) => {
+          this.#finished(batch.length);
           this.onError(err);
-          this.#commitWaiters.push(...waiters);
           // Again later, behind what came meanwhile; the share keeps the marks visible until then.
-          setTimeout(() => {
-            for (const m of batch) this.#queue.push(m);
-            this.#kick();
-          }, RETRY_MS).unref?.();
+          setTimeout(() => this.#enqueue(batch), RETRY_MS).unref?.();
         },
       )
       .finally(() => {

@@ -91,6 +91,30 @@ describe("MarkLedger", () => {
     expect(committed).toBe(true);
   });
 
+  test("with the share failing, a record waits for its own batch, not for marks recorded after it", async () => {
+    const failing = { add: () => Promise.reject(new Error("redis down")), drop: () => {}, of: () => [] as bigint[] };
+    const written: bigint[] = [];
+    const ledger = new MarkLedger(
+      failing,
+      async (rows) => {
+        await Bun.sleep(5);
+        written.push(...rows.map((r) => r.messageId));
+      },
+      100,
+      () => {},
+    );
+    let n = 0;
+    const mark = () => ({ userId: 1n, deviceId: "d", messageId: BigInt(++n) });
+    const first = ledger.record([mark()])!;
+    // Marks keep arriving while the first batch is written: the queue never empties during the test.
+    const feeder = setInterval(() => ledger.record([mark()]), 1);
+    await first;
+    clearInterval(feeder);
+    expect(written).toContain(1n);
+    expect(n).toBeGreaterThan(written.length); // resolved while later marks were still queued
+    await ledger.flush();
+  });
+
   test("a failed write is tried again; its marks stay visible meanwhile", async () => {
     const share = new MemoryMarkShare();
     let fail = true;
