@@ -78,8 +78,6 @@ export class MarkLedger {
   #done = 0;
   /** `record` callers whose share failed, each waiting until the marks queued up to `upTo` are done. */
   #waiters: { upTo: number; resolve: () => void }[] = [];
-  /** Batches written so far (metrics, tests). */
-  batches = 0;
 
   constructor(
     private readonly share: MarkShare,
@@ -158,7 +156,6 @@ export class MarkLedger {
   #run(): void {
     const batch = this.#queue.splice(0, this.maxBatch);
     if (!batch.length) return;
-    this.batches++;
     this.#running = this.write(batch)
       .then(
         () => {

@@ -112,7 +112,7 @@ export class Conn implements Session {
   write(data: string | Uint8Array): SendOutcome {
     if (this.closing) return "closed";
     // Inside this socket's own message callback Bun already corks: send now (ping → pong stays one step).
-    if (handling === this && !this.#out) return this.#sendNow(data);
+    if (this.#direct()) return this.#sendNow(data);
     if (this.#out) this.#out.push(data);
     else {
       this.#out = [data];
@@ -124,7 +124,7 @@ export class Conn implements Session {
 
   /** `write` for a buffer the caller reuses after this returns: copied when it has to wait. */
   writeTransient(data: Uint8Array): SendOutcome {
-    if (handling === this && !this.#out && !this.closing) return this.#sendNow(data); // Bun copies it now
+    if (!this.closing && this.#direct()) return this.#sendNow(data); // Bun copies it now
     return this.write(data.slice());
   }
 
@@ -140,7 +140,16 @@ export class Conn implements Session {
     if (this.closing) return;
     const ws = this.ws;
     const dropped = out.length > 1 && out.every(small) ? ws.cork(() => sendAll(ws, out)) : sendAll(ws, out);
-    if (!dropped) return;
+    if (dropped) this.#cut();
+  }
+
+  /** Inside this socket's own message callback, nothing gathered before: Bun corks, the frame can go now. */
+  #direct(): boolean {
+    return handling === this && !this.#out;
+  }
+
+  /** Bun dropped a frame past the backpressure limit: the connection is cut, nothing is lost silently. */
+  #cut(): void {
     this.closing = true;
     this.ctx.onSlowConsumer(this);
   }
@@ -149,8 +158,7 @@ export class Conn implements Session {
     const n = this.ws.send(data);
     if (n > 0) return "sent";
     if (n === -1) return "queued";
-    this.closing = true;
-    this.ctx.onSlowConsumer(this);
+    this.#cut();
     return "closed";
   }
 

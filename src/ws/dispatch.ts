@@ -5,7 +5,7 @@
  */
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
-import { decodeFrame, errorFrame, FrameType, pongForPing, pongFrame, readSeq, readU64 } from "../protocol/frame.ts";
+import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
 import { decodeAck, decodeAckText, decodeMessageBytes, decodeMessageText, frameAckToClientAck } from "../protocol/uplink.ts";
 import type { Conn } from "./conn.ts";
 import type { Hub } from "./hub.ts";
@@ -56,12 +56,10 @@ function onFrame(d: UplinkDeps, conn: Conn, bytes: Uint8Array): void {
     return;
   }
   switch (f.type) {
-    case FrameType.HeartbeatPing: {
-      const seq = readSeq(f.payload);
-      if (seq === undefined) d.log.warn("ws: malformed heartbeat ping dropped", { conn: conn.connId, len: f.payload.length });
-      else conn.write(pongFrame(seq));
+    case FrameType.HeartbeatPing:
+      // A well-formed ping was answered in `dispatch` (pongForPing): this one's payload is not a 2-byte Seq.
+      d.log.warn("ws: malformed heartbeat ping dropped", { conn: conn.connId, len: f.payload.length });
       return;
-    }
     case FrameType.HeartbeatPong:
       return; // any traffic keeps the socket alive; nothing to match
     case FrameType.Ack: {
