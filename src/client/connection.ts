@@ -29,6 +29,8 @@ export interface ConnectOptions {
   /** Browser style: token, did and dtype in the query instead of headers. */
   readonly queryAuth?: boolean;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Bun only: TLS options for wss, e.g. `{ ca }` to trust a private certificate authority. */
+  readonly tls?: { readonly ca?: string; readonly rejectUnauthorized?: boolean };
   /** Reconnect after a close the server marks reconnectable (default false). */
   readonly reconnect?: boolean;
   /** Answer svc.v2 heartbeat pings (default true). */
@@ -118,7 +120,7 @@ export class IbisConnection {
     // Bun takes headers only in ONE options object; browsers take (url, protocols).
     const ws =
       typeof Bun !== "undefined"
-        ? new WebSocket(url.toString(), { headers, protocols } as unknown as string[])
+        ? new WebSocket(url.toString(), { headers, protocols, tls: o.tls } as unknown as string[])
         : new WebSocket(url.toString(), protocols);
     ws.binaryType = "arraybuffer";
     this.#ws = ws;

@@ -3,3 +3,4 @@ export { IbisConnection, newMessageId, wsUrl, type AckForm, type ConnectOptions,
 export { decodeBinary, decodeText, type Incoming } from "./incoming.ts";
 export { backoffBase, backoffDelay, BACKOFF_MAX_MS, BACKOFF_STEPS_MS } from "./backoff.ts";
 export { CloseCode, mayReconnect } from "../ws/close-codes.ts";
+export { IbisApi, IbisApiError, type ApiOptions, type Session } from "./rest.ts";
