@@ -5,12 +5,12 @@
  * acknowledgement forms, follows the refresh-token flow and reconnects with
  * the §8 back-off. Works in Bun (headers) and browsers (`queryAuth`).
  */
-import type { ChatType, ImMessage } from "../delivery/ports.ts";
+import type { ChatType, ImMessage } from "../model/message.ts";
 import { ackFrame, CHAT_ACK_DIRECTION, encodeFrame, FrameType, pingFrame, pongFrame } from "../protocol/frame.ts";
 import { utf8 } from "../protocol/json.ts";
 import { clientAckProto, clientAckText, messageJson, messageProto, msgFrameType } from "../protocol/message.ts";
 import { tsidSegment } from "../protocol/uplink.ts";
-import { mayReconnect } from "../ws/close-codes.ts";
+import { mayReconnect } from "../model/close-codes.ts";
 import { backoffDelay } from "./backoff.ts";
 import { decodeBinary, decodeText, type Incoming } from "./incoming.ts";
 
