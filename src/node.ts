@@ -19,6 +19,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
 import { createWsTransport, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
+import { metrics, monitorEventLoop } from "./metrics/index.ts";
 
 const LOGOUT_SWEEP_MS = 10 * 60_000;
 
@@ -191,7 +192,10 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       async fetch(req, srv) {
         const url = new URL(req.url);
         if (url.pathname === "/ws") {
-          if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          if (cluster.draining) {
+            metrics.wsRefused(503);
+            return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          }
           return transport.upgrade(req, srv);
         }
         return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "", wsUrl: ownWsUrl });
@@ -209,6 +213,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     throw e;
   }
   const port = server.port!;
+  const stopLoopMonitor = config.metrics ? monitorEventLoop() : undefined;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   ownWsUrl = localWsUrl(config.host, port, tls !== undefined);
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });
@@ -232,6 +237,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       await server.stop(true);
       await delivery.stop();
       clearInterval(sweeper);
+      stopLoopMonitor?.();
       await sweeping;
       await cluster.close();
       if (closeStore) await store.close();

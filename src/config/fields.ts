@@ -114,6 +114,13 @@ export const fields = {
     int(0, 0, 120_000),
     "On SIGTERM, time /readyz answers 503 (and new /ws handshakes are refused) before sockets are closed; give your load balancer its probe interval.",
   ),
+  metrics: def("IBIS_METRICS", bool(true), "Serve Prometheus metrics at /metrics (docs/operations.md) and sample the event-loop delay."),
+  metricsToken: def(
+    "IBIS_METRICS_TOKEN",
+    z.string().default(""),
+    "When set, /metrics requires `Authorization: Bearer <this>`. Empty: open (keep the port internal).",
+    true,
+  ),
   logLevel: def("IBIS_LOG_LEVEL", z.enum(["debug", "info", "warn", "error", "silent"]).default("info"), "Log threshold."),
 
   tokenSecret: def(

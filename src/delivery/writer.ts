@@ -8,6 +8,7 @@ import { and, eq, or, sql } from "drizzle-orm";
 import type { Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit } from "./group-commit.ts";
+import { metrics } from "../metrics/index.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
 
@@ -166,7 +167,7 @@ export class DeliveryWriter {
 
   constructor(store: Store, maxBatch: number) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit((items) => writeMessages(store, items), maxBatch, store.kind === "postgres" ? 2 : 1);
+    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1);
   }
 
   flush(): Promise<void> {
