@@ -5,6 +5,7 @@ import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts"
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
 import { Accounts } from "./domain/auth/accounts.ts";
+import { Attachments } from "./domain/attachments/attachments.ts";
 import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
@@ -108,6 +109,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     presence: cluster.presence,
     marks: cluster.marks,
     redis: cluster.redis,
+    attachments: attachmentsFrom(config, store, ids, now),
     lifecycle: cluster,
   };
   // The delivery engine handles what other nodes send (deliver, kick, ack, pull), the social caches
@@ -159,18 +161,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
   const logout = new AccountLogout(store, config.logoutGraceDays, now);
   let sweeping: Promise<void> = Promise.resolve();
+  // Uploads never completed go too (object, then row), one batch per sweep.
+  const sweepAttachments = async () => {
+    const n = (await base.attachments?.sweep()) ?? 0;
+    if (n) log.info("unfinished uploads deleted", { count: n });
+  };
+  const sweepLogouts = async () => {
+    const gone = await logout.sweep();
+    for (const userId of gone) {
+      social.facts.invalidate({ kind: "user", userId });
+      base.accounts.liveness.forget(userId);
+    }
+    if (gone.length) log.info("accounts deleted", { count: gone.length });
+  };
+  const logouts = () => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
   const sweep = () =>
-    (sweeping = logout.sweep().then(
-      (gone) => {
-        for (const userId of gone) {
-          social.facts.invalidate({ kind: "user", userId });
-          base.accounts.liveness.forget(userId);
-        }
-        if (gone.length) log.info("accounts deleted", { count: gone.length });
-      },
-      (err) => log.warn("account logout sweep failed", { err }),
-    ));
-  await sweep();
+    (sweeping = Promise.all([logouts(), sweepAttachments().catch((err: unknown) => log.warn("attachment sweep failed", { err }))]).then(() => {}));
+  // At start, accounts only: an object store that does not answer must not hold the node back.
+  await (sweeping = logouts());
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
@@ -243,6 +251,18 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       if (closeStore) await store.close();
     },
   };
+}
+
+function attachmentsFrom(config: Config, store: Store, ids: IdGenerator, now: () => number): Attachments | undefined {
+  if (!config.s3Endpoint || !config.s3Bucket) return undefined;
+  const target = { endpoint: config.s3Endpoint, bucket: config.s3Bucket, region: config.s3Region, accessKeyId: config.s3AccessKey, secretAccessKey: config.s3SecretKey };
+  const limits = {
+    maxBytes: config.attachmentMaxBytes,
+    uploadTtl: config.attachmentUploadTtl,
+    downloadTtl: config.attachmentDownloadTtl,
+    pendingMs: config.attachmentPendingHours * 3_600_000,
+  };
+  return new Attachments(store, ids, target, limits, now);
 }
 
 /** A configured key that does not load is a configuration error (named, never echoed). */

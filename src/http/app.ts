@@ -10,6 +10,7 @@ import { groupRoutes } from "./routes/group.ts";
 import { mentionRoutes } from "./routes/mention.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { attachmentRoutes } from "./routes/attachment.ts";
 import { metricsRoutes } from "./routes/metrics.ts";
 import { logoutRoutes } from "./routes/logout.ts";
 import { msgRoutes } from "./routes/msg.ts";
@@ -35,6 +36,7 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", publicRoutes(services));
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
+  app.route("/", attachmentRoutes(services));
   app.route("/", adminRoutes(services));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   // Generated from the route table on first request, when every route above is registered (docs/http.md).
