@@ -5,8 +5,8 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import type { IbisConnection } from "../../src/client/index.ts";
-import { E2eeApiError, E2eeClient, generateIdentity, signTrustEvent, type DeviceIdentity } from "../../src/client/e2ee/index.ts";
+import { IbisApi, IbisApiError, type IbisConnection } from "../../src/client/index.ts";
+import { E2eeClient, generateIdentity, signTrustEvent, type DeviceIdentity } from "../../src/client/e2ee/index.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
 import { befriend, connect, signup, withAction, type Account } from "./support.ts";
@@ -20,7 +20,7 @@ for (const kind of storeKinds()) {
     const owner = new Map<string, Account>();
 
     const client = async (who: Account, device: string, identity?: DeviceIdentity) => {
-      const c = new E2eeClient(identity ?? (await generateIdentity(who.userId, device)), { baseUrl: node.url, token: who.tokens[device]! });
+      const c = new E2eeClient(identity ?? (await generateIdentity(who.userId, device)), new IbisApi({ url: node.url, token: who.tokens[device]! }));
       sdk.set(device, c);
       return c;
     };
@@ -71,9 +71,9 @@ for (const kind of storeKinds()) {
       expect(seen.map((d) => [d.device_id, d.key_version, d.status])).toEqual([["a1", 1, 1], ["a2", 1, 1]]);
       expect(sdk.get("b1")!.trustOf(alice.userId, "a1")?.trust_state).toBe("unverified");
       expect(seen[0]!.wrap_key).toBe(sdk.get("a1")!.identity.published.wrap_key);
-      const refused = await sdk.get("d1")!.devicesOf(alice.userId).catch((e: E2eeApiError) => e);
-      expect(refused).toBeInstanceOf(E2eeApiError);
-      expect((refused as E2eeApiError).code).toBe(941);
+      const refused = await sdk.get("d1")!.devicesOf(alice.userId).catch((e: IbisApiError) => e);
+      expect(refused).toBeInstanceOf(IbisApiError);
+      expect((refused as IbisApiError).code).toBe(941);
       // Registering the same bundle again changes nothing.
       expect(await sdk.get("a1")!.registerKeys()).toEqual({ key_version: 1, identity_changed: false });
     });

@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FieldCipher } from "../../src/crypto/fields.ts";
+import { IbisApi } from "../../src/client/rest.ts";
 import { combineShares, E2eeClient, generateIdentity, signedBundle } from "../../src/client/e2ee/index.ts";
 import { e2eeProxyKeys, e2eeShards } from "../../src/db/schema/index.ts";
 import { fromBase64, toBase64 } from "../../src/protocol/base64.ts";
@@ -21,7 +22,7 @@ for (const kind of storeKinds()) {
     let node: TestNode;
     let alice: Account, bob: Account, carol: Account, erin: Account, dave: Account;
     const sdk = (who: Account, device = Object.keys(who.tokens)[0]!) =>
-      generateIdentity(who.userId, device).then((id) => new E2eeClient(id, { baseUrl: node.url, token: who.tokens[device]! }));
+      generateIdentity(who.userId, device).then((id) => new E2eeClient(id, new IbisApi({ url: node.url, token: who.tokens[device]! })));
     const call = async (who: Account, method: string, path: string, body?: unknown) =>
       (await api(node, method, path, { token: Object.values(who.tokens)[0], body })).body;
     const decrypt = (who: Account, body: unknown) => call(who, "POST", "/api/v1/e2ee/social/decrypt_shard", body);

@@ -16,8 +16,9 @@ import {
   type DeviceKeysView,
   type TrustEventFields,
 } from "../../protocol/e2ee.ts";
-import { parseJson, stringifyJson } from "../../protocol/json.ts";
-import type { TrustEventMethod } from "../../domain/e2ee/transitions.ts";
+import { stringifyJson } from "../../protocol/json.ts";
+import type { IbisApi } from "../rest.ts";
+import type { TrustEventMethod } from "../../model/trust.ts";
 import { checkQr, qrSignedBytes, type VerificationQr } from "./qr.ts";
 import { safetyNumber } from "./safety-number.ts";
 import { splitSecret } from "./shamir.ts";
@@ -87,14 +88,6 @@ export async function buildQr(identity: DeviceIdentity): Promise<string> {
 /** A peer device's keys as the server lists them (GET /api/v1/e2ee/devices). */
 export type PeerDevice = DeviceKeysView;
 
-/** A refused call: the envelope code and message. */
-export class E2eeApiError extends Error {
-  override readonly name = "E2eeApiError";
-  constructor(readonly code: number, msg: string) {
-    super(msg);
-  }
-}
-
 /** What a key-change notice did to the local trust store. */
 export interface KeyChange {
   readonly previous: TrustRecord | undefined;
@@ -105,24 +98,15 @@ export interface KeyChange {
 export class E2eeClient {
   readonly #trust = new Map<string, TrustRecord>();
 
+  /** `api` carries the device's token (and request signing when the server wants it). */
   constructor(
     readonly identity: DeviceIdentity,
-    private readonly opts: { readonly baseUrl: string; readonly token: string; readonly now?: () => number },
+    private readonly api: IbisApi,
+    private readonly now: () => number = Date.now,
   ) {}
 
-  #now(): number {
-    return this.opts.now?.() ?? Date.now();
-  }
-
-  async #call<T = any>(method: "GET" | "POST", path: string, body?: Record<string, unknown>): Promise<T> {
-    const res = await fetch(this.opts.baseUrl + path, {
-      method,
-      headers: { authorization: `Bearer ${this.opts.token}`, ...(body ? { "content-type": "application/json" } : {}) },
-      ...(body ? { body: stringifyJson(body) } : {}),
-    });
-    const env = parseJson(await res.text()) as { code: number; msg: string; payload: T };
-    if (env.code !== 0) throw new E2eeApiError(env.code, env.msg);
-    return env.payload;
+  #call<T = any>(method: "GET" | "POST", path: string, body?: Record<string, unknown>): Promise<T> {
+    return this.api.call<T>(method, path, body);
   }
 
   /** The local trust record of a peer device. */
@@ -131,7 +115,7 @@ export class E2eeClient {
   }
 
   #apply(uid: bigint, deviceId: string, ed25519: string, trigger: TrustTrigger): TrustRecord {
-    const record = applyTrust(this.trustOf(uid, deviceId) ?? null, trigger, { uid, deviceId, ed25519 }, this.#now());
+    const record = applyTrust(this.trustOf(uid, deviceId) ?? null, trigger, { uid, deviceId, ed25519 }, this.now());
     this.#trust.set(`${uid}/${deviceId}`, record);
     return record;
   }
@@ -205,11 +189,11 @@ export class E2eeClient {
    */
   async scanQr(text: string): Promise<TrustRecord> {
     const check = await checkQr(text);
-    if (!check.ok) throw new E2eeApiError(400, `QR code is ${check.reason}`);
+    if (!check.ok) throw new Error(`QR code is ${check.reason}`);
     const qr: VerificationQr = check.qr;
     await this.devicesOf(qr.uid);
     const known = this.trustOf(qr.uid, qr.device_id);
-    if (!known || known.peer_ed25519 !== qr.ed25519) throw new E2eeApiError(400, "QR code is tampered: its key is not the device's registered key");
+    if (!known || known.peer_ed25519 !== qr.ed25519) throw new Error("QR code is tampered: its key is not the device's registered key");
     return this.markVerified(qr.uid, qr.device_id, "qr_scan");
   }
 
@@ -230,7 +214,7 @@ export class E2eeClient {
   async #transition(uid: bigint, deviceId: string, trigger: TrustTrigger, method: TrustEventMethod): Promise<TrustRecord> {
     const before = this.trustOf(uid, deviceId);
     if (!before) throw new RangeError("unknown peer device: list its keys first");
-    const after = applyTrust(before, trigger, { uid, deviceId, ed25519: before.peer_ed25519 }, this.#now());
+    const after = applyTrust(before, trigger, { uid, deviceId, ed25519: before.peer_ed25519 }, this.now());
     await this.sendTrustEvent({ target_uid: uid, target_device_id: deviceId, target_ed25519: before.peer_ed25519, from_state: before.trust_state, to_state: after.trust_state, method });
     this.#trust.set(`${uid}/${deviceId}`, after);
     return after;
@@ -238,7 +222,7 @@ export class E2eeClient {
 
   /** Signs and submits one trust event; ts is now, and at least 1 ms after this device's previous one. */
   async sendTrustEvent(e: Omit<TrustEventFields, "actor_uid" | "actor_device_id" | "ts">): Promise<Record<string, unknown>> {
-    const ts = (this.#lastTs = Math.max(this.#now(), this.#lastTs + 1));
+    const ts = (this.#lastTs = Math.max(this.now(), this.#lastTs + 1));
     return this.#call("POST", "/api/v1/e2ee/trust_event", { ...e, ts, actor_signature: await signTrustEvent(this.identity, { ...e, ts }) });
   }
   #lastTs = 0;
@@ -256,7 +240,7 @@ export class E2eeClient {
     const shards = await Promise.all(
       proxies.map(async (proxy, i) => {
         const key = await importWrapKey(list.find((k) => BigInt(k.user_id) === proxy)!.public_key);
-        if (!key) throw new E2eeApiError(500, "the server answered a malformed proxy key");
+        if (!key) throw new Error("the server answered a malformed proxy key");
         const box = await seal(key, new TextEncoder().encode(toBase64(shares[i]!)));
         return { proxy_uid: proxy, encrypted_shard: toBase64(box) };
       }),

@@ -1,5 +1,5 @@
 /** Client-side trust errors (spec §7.7); the first two are shared with the server's trust-event check. */
-export { StateError, UnimplementedError } from "../../domain/e2ee/transitions.ts";
+export { StateError, UnimplementedError } from "../../model/trust.ts";
 
 export class E2eeSendRefusedException extends Error {
   override readonly name = "E2eeSendRefusedException";

@@ -3,10 +3,10 @@
  * `transition` is the checked whitelist; everything else is a StateError, and
  * anything driven by cross-signing is an UnimplementedError in this version.
  */
-import { nextState, type TrustState, type TrustTrigger, type VerifiedBy } from "../../domain/e2ee/transitions.ts";
+import { nextState, type TrustState, type TrustTrigger, type VerifiedBy } from "../../model/trust.ts";
 import { E2eeSendRefusedException } from "./errors.ts";
 
-// The whitelist itself lives in src/domain/e2ee/transitions.ts: the server checks trust events with the same function.
+// The whitelist itself lives in src/model/trust.ts: the server checks trust events with the same function.
 export { nextState, type TrustState, type TrustTrigger, type VerifiedBy };
 
 export interface TrustRecord {

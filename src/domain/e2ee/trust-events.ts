@@ -5,7 +5,7 @@ import { emit } from "../social/context.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { DESTROYED, deviceRow, mayWatch, type E2eeContext } from "./context.ts";
 import { activeDevice, registeredKey } from "./keys.ts";
-import { isTrustEventMethod, isTrustState, legalTrustEvent, type TrustEventMethod, type TrustState } from "./transitions.ts";
+import { isTrustEventMethod, isTrustState, legalTrustEvent, type TrustEventMethod, type TrustState } from "../../model/trust.ts";
 
 /** A signed trust event as submitted (the actor is the token's user and device). */
 export type TrustEventInput = Omit<TrustEventFields, "actor_uid" | "actor_device_id"> & { readonly actor_signature: string };

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { legalTrustEvent, TRUST_EVENT_METHODS, TRUST_STATES, type TrustEventMethod } from "../../../src/domain/e2ee/transitions.ts";
+import { legalTrustEvent, TRUST_EVENT_METHODS, TRUST_STATES, type TrustEventMethod } from "../../../src/model/trust.ts";
 
 describe("signed trust events on the §3.1 whitelist", () => {
   test("exactly these (from, to, method) triples are legal", () => {
