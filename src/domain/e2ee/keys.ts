@@ -67,7 +67,7 @@ export class DeviceKeys {
         .where(and(eq(e2eeDeviceKeys.userId, me), eq(e2eeDeviceKeys.deviceId, deviceId)))
         .for("update");
       if (!old) {
-        await tx.insert(e2eeDeviceKeys).values({
+        const inserted = await tx.insert(e2eeDeviceKeys).values({
           userId: me,
           deviceId,
           ed25519: input.ed25519,
@@ -77,8 +77,9 @@ export class DeviceKeys {
           keyVersion: 1,
           createdAt: t,
           updatedAt: t,
-        }).onConflictDoNothing();
-        return { key_version: 1, previous: undefined };
+        }).onConflictDoNothing().returning({ v: e2eeDeviceKeys.keyVersion });
+        // Another first registration of this device committed in between: this bundle was not stored.
+        return { key_version: inserted.length ? 1 : 0, previous: undefined };
       }
       if (old.ed25519 === input.ed25519 && old.curve25519 === input.curve25519 && old.wrapKey === input.wrap_key) {
         return { key_version: old.keyVersion, previous: undefined };
@@ -90,6 +91,7 @@ export class DeviceKeys {
         .where(and(eq(e2eeDeviceKeys.userId, me), eq(e2eeDeviceKeys.deviceId, deviceId)));
       return { key_version: version, previous: old.ed25519 !== input.ed25519 ? old.ed25519 : undefined };
     });
+    if (outcome.key_version === 0) return fail("conflict", "the device's keys were registered concurrently; register again");
     if (outcome.previous !== undefined) {
       const friends = await this.ctx.facts.friendsOf(me);
       await emit(this.ctx, [me, ...friends], "e2ee_device_key_changed", {
