@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
+import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
@@ -18,6 +19,7 @@ import { publicRoutes } from "./routes/public.ts";
 /** The REST application: one route module per area, one error mapping. */
 export function createHttpApp(services: Services, social: Social): Hono {
   const app = new Hono();
+  app.use("/api/*", restBodyLimit(services.config.restBodyMax));
   app.route("/", healthRoutes(services));
   app.route("/", friendRoutes(services, social));
   app.route("/", groupRoutes(services, social));

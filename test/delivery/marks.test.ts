@@ -75,6 +75,17 @@ describe("MarkLedger", () => {
     expect(writes).toEqual([300]);
   });
 
+  test("bounded: with the store down, the oldest waiting marks are dropped (share too), memory stays flat", async () => {
+    const share = new MemoryMarkShare();
+    const errors: unknown[] = [];
+    const ledger = new MarkLedger(share, () => Promise.reject(new Error("db down")), 100, (e) => void errors.push(e), 1000);
+    for (let i = 0; i < 5000; i++) ledger.record([{ userId: 1n, deviceId: "d", messageId: BigInt(i) }]);
+    await Bun.sleep(20);
+    expect(share.size).toBeLessThanOrEqual(1100); // the waiting marks plus one failed batch on its way back
+    expect(errors.some((e) => String(e).includes("dropped"))).toBe(true);
+    expect((await ledger.unconfirmed(1n, "d")).includes(4999n)).toBe(true); // the newest are kept
+  });
+
   test("a share that fails makes record wait for the database commit instead", async () => {
     const failing = { add: () => Promise.reject(new Error("redis down")), drop: () => {}, of: () => [] as bigint[] };
     let committed = false;
