@@ -111,9 +111,19 @@ export class Engine implements DeliveryEngine, Notifier {
     const msg = v.msg;
     // Social checks of one connection run concurrently, but enter the store queue in arrival order.
     const check = route(msg, this.d.social, this.d.bots);
+    check.catch(() => {}); // handled where it is awaited (after earlier uplinks of the connection)
     const prev = this.#tails.get(session.connId) ?? Promise.resolve();
+    const storeDown = () =>
+      this.tell(session, "invalid_message", { reason: "store_unavailable", content: "the message store is unavailable; send it again later" }, msg.id);
     const step = prev.then(async () => {
-      const routed = await check;
+      let routed;
+      try {
+        routed = await check;
+      } catch (err) {
+        // The social graph could not be read (its store is down): answered like a store refusal.
+        this.d.log.warn("delivery: routing failed", { err, id: msg.id });
+        return storeDown();
+      }
       if (!routed.ok) {
         this.tell(session, routed.action, { content: routed.content }, msg.id);
         return;
@@ -136,7 +146,7 @@ export class Engine implements DeliveryEngine, Notifier {
           // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
           (err: unknown) => {
             if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
-            this.tell(session, "invalid_message", { reason: "store_unavailable", content: "the message store is unavailable; send it again later" }, msg.id);
+            storeDown();
           },
         ),
       );

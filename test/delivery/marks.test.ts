@@ -170,9 +170,9 @@ describe("acks are confirmed before their mark commits [postgres]", () => {
     const { b1, m } = await delivered(rig);
     await ackWhileMarksLocked(locker, rig, b1, m, async () => {
       // Not committed: the plain query still lists it; the pull with the unconfirmed marks does not.
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(1);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(1);
       const acked = await rig.delivery.core.unconfirmed(BOB, "b1");
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).rows).toHaveLength(0);
     });
     await rig.settle();
     expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
@@ -204,7 +204,7 @@ describe("RedisMarkShare", () => {
       await ackWhileMarksLocked(locker, one, b1, m, async () => {
         const acked = await two.delivery.core.unconfirmed(BOB, "b1");
         expect(acked.length).toBeGreaterThan(0);
-        expect(await two.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+        expect((await two.delivery.inbox.pending(BOB, "b1", 10, acked)).rows).toHaveLength(0);
       });
       await one.settle();
       await two.settle();
