@@ -31,6 +31,24 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 
 const MiB = 1024 * 1024;
 
+/** The init secret the apps ship with; production refuses it (anyone holding an app can read init). */
+export const BUILT_IN_INIT_SECRET = "ibis-init-v1";
+const API_KEY_MIN = 32;
+
+/** `app:key,app2:key2` → Map; undefined when malformed (config refuses it). */
+export function parseApiKeys(text: string): Map<string, string> | undefined {
+  const out = new Map<string, string>();
+  for (const part of text.split(",")) {
+    if (part.trim() === "") continue;
+    const at = part.indexOf(":");
+    const app = part.slice(0, at).trim();
+    const key = part.slice(at + 1).trim();
+    if (at <= 0 || !/^[A-Za-z0-9._-]{1,64}$/.test(app) || key.length < API_KEY_MIN || out.has(app)) return undefined;
+    out.set(app, key);
+  }
+  return out;
+}
+
 function isJsonObject(text: string): boolean {
   try {
     const v: unknown = JSON.parse(text);
@@ -55,6 +73,13 @@ export const fields = {
     true,
   ),
   dataDir: def("DATA_DIR", z.string().default("./data"), "Directory of the embedded PGlite database."),
+  allowEmbeddedInProduction: def(
+    "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION",
+    bool(false),
+    "Lets production run on the embedded PGlite database, accepting that it does not fsync (a crash can lose recent writes; docs/operations.md).",
+  ),
+  tlsCert: def("IBIS_TLS_CERT", z.string().default(""), "PEM certificate chain file: with IBIS_TLS_KEY, REST and /ws answer https and wss directly."),
+  tlsKey: def("IBIS_TLS_KEY", z.string().default(""), "PEM private key file for IBIS_TLS_CERT."),
   dbPoolSize: def("IBIS_DB_POOL", int(10, 1, 200), "PostgreSQL connections per process."),
   redisUrl: def(
     "REDIS_URL",
@@ -112,7 +137,26 @@ export const fields = {
   apiSignature: def(
     "IBIS_API_SIGNATURE",
     bool(false),
-    "API request signature verification switch; must be on in production.",
+    "Verify request signatures on /api/v1/* (HMAC-SHA256, docs/operations.md); must be on in production.",
+  ),
+  apiKeys: def(
+    "IBIS_API_KEYS",
+    z
+      .string()
+      .default("")
+      .refine((v) => parseApiKeys(v) !== undefined, "must be app_id:key pairs separated by commas (key at least 32 characters)"),
+    "Per-app signing keys for IBIS_API_SIGNATURE: `app_id:key,app_id2:key2` (keys of 32+ characters). Required when the signature is on.",
+    true,
+  ),
+  apiSignatureWindow: def(
+    "IBIS_API_SIGNATURE_WINDOW",
+    int(300, 10, 3600),
+    "Seconds a signed request's timestamp may differ from the server clock; its nonce is remembered this long on both sides.",
+  ),
+  apiNonceCap: def(
+    "IBIS_API_NONCE_CAP",
+    int(1_000_000, 1000),
+    "Nonces one node remembers inside the window; past it signed requests are refused (429) until old ones expire.",
   ),
   passwordMemoryKib: def(
     "IBIS_PASSWORD_MEMORY_KIB",
@@ -135,11 +179,15 @@ export const fields = {
   ),
   initSecret: def(
     "IBIS_INIT_SECRET",
-    z.string().default("ibis-init-v1"),
-    "Fixed secret the init AES-256-CBC key is derived from (docs/auth.md); shared with the apps.",
+    z.string().default(BUILT_IN_INIT_SECRET),
+    "Fixed secret the init AES-256-CBC key is derived from (docs/auth.md); shared with the apps. Production refuses the built-in value.",
     true,
   ),
-  publicWsUrl: def("IBIS_PUBLIC_WS_URL", z.string().default(""), "ws_url announced by init. Empty: derived from the request host."),
+  publicWsUrl: def(
+    "IBIS_PUBLIC_WS_URL",
+    z.string().default("").refine((v) => v === "" || /^wss?:\/\/[^/\s]+/.test(v), "must be a ws:// or wss:// URL"),
+    "ws_url announced by init (never taken from the request's Host header). Required in production; empty elsewhere: ws(s)://localhost:PORT/ws.",
+  ),
   publicUploadUrl: def("IBIS_PUBLIC_UPLOAD_URL", z.string().default(""), "upload_url announced by init."),
   features: def(
     "IBIS_FEATURES",

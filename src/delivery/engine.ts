@@ -10,7 +10,7 @@ import { encodeBusMessage } from "../bus/message.ts";
 import type { Presence } from "../cluster/presence.ts";
 import { targetsByNode } from "../cluster/route.ts";
 import type { Logger } from "../log.ts";
-import { CloseCode } from "../ws/close-codes.ts";
+import { CloseCode } from "../model/close-codes.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";

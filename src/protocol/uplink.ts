@@ -4,7 +4,7 @@
  * its throttle (acks are exempt), then `decodeMessageBytes` /
  * `decodeMessageText` for business messages.
  */
-import type { ClientAck } from "../delivery/ports.ts";
+import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
 import { parseJsonBytes, tryParseJson } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
