@@ -3,6 +3,7 @@ import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
 import type { E2ee } from "../domain/e2ee/index.ts";
+import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
@@ -21,6 +22,7 @@ import { apiSignature } from "./signature.ts";
 /** The REST application: one route module per area, one error mapping. */
 export function createHttpApp(services: Services, social: Social, e2ee: E2ee): Hono {
   const app = new Hono();
+  app.use("/api/*", restBodyLimit(services.config.restBodyMax));
   // Before every route: with IBIS_API_SIGNATURE on, unsigned or replayed /api/v1/* calls stop here.
   app.use("/api/v1/*", apiSignature(services));
   app.route("/", healthRoutes(services));

@@ -1,6 +1,5 @@
-import { Hono, type MiddlewareHandler } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
-import { WindowLimiter } from "../../domain/auth/throttle.ts";
 import type { E2ee } from "../../domain/e2ee/index.ts";
 import { unwrap } from "../../domain/errors.ts";
 import { featuresFromConfig } from "../../domain/features/matrix.ts";
@@ -10,6 +9,7 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { input, params } from "../params.ts";
+import { perUserThrottle } from "../throttle.ts";
 import { zId } from "../zod.ts";
 
 const b64 = (max: number) => z.string().min(1).max(max);
@@ -43,13 +43,7 @@ export function e2eeRoutes(services: Services, e2ee: E2ee): Hono<AppEnv> {
     if (!enabled) return failureResponse(c, { kind: "forbidden", msg: "end-to-end encryption is turned off on this server" });
     await next();
   });
-  const limiter = new WindowLimiter(services.config.e2eeWritesPerMinute, 60_000, services.now, services.config.throttleOff);
-  const throttled: MiddlewareHandler<AppEnv> = async (c, next) => {
-    if (!limiter.take(String(currentUser(c).userId))) {
-      return failureResponse(c, { kind: "rate_limited", msg: "too many E2EE requests, try again in a minute" });
-    }
-    await next();
-  };
+  const throttled = perUserThrottle(services, services.config.e2eeWritesPerMinute, "E2EE requests");
 
   app.post("/api/v1/e2ee/device_keys", throttled, async (c) => {
     const me = currentUser(c);
