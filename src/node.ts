@@ -1,4 +1,5 @@
 import type { Server } from "bun";
+import type { Hono } from "hono";
 import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { openCluster, type Cluster } from "./cluster/index.ts";
 import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
@@ -11,6 +12,7 @@ import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
+import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
@@ -53,6 +55,8 @@ export interface IbisNode {
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
+  /** The REST application (its route table feeds /openapi.json). */
+  readonly http: Hono;
   stop(): Promise<void>;
 }
 
@@ -182,7 +186,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
-  const http = createHttpApp(services, social);
+  const e2ee = await createE2ee(services, { notifier: opts.notifier ?? notifier, facts: social.facts });
+  const http = createHttpApp(services, social, e2ee);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
@@ -234,6 +239,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     port,
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
+    http,
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -37,6 +37,8 @@ export interface ConnectOptions {
   readonly autoPong?: boolean;
   /** Asked on please_refresh_token; the answer is sent as C2S refresh_token and used for reconnects. */
   readonly refreshToken?: () => Promise<string>;
+  /** Takes every event no `next` waits for, instead of buffering it (long-running clients: the buffer would grow). */
+  readonly onIncoming?: (e: Incoming) => void;
   readonly random?: () => number;
 }
 
@@ -173,7 +175,8 @@ export class IbisConnection {
       w!.resolve(e);
       return;
     }
-    this.#queue.push(e);
+    if (this.opts.onIncoming) this.opts.onIncoming(e);
+    else this.#queue.push(e);
   }
 
   /** The next event matching `pred` (buffered ones first); rejects after `timeoutMs` or on the final close. */

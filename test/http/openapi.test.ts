@@ -2,7 +2,6 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Hono } from "hono";
 import { z } from "zod";
-import { createHttpApp } from "../../src/http/app.ts";
 import { openApiDocument, schema, secured, valid } from "../../src/http/openapi.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 
@@ -17,8 +16,7 @@ type Doc = { openapi: string; paths: Record<string, Record<string, any>> };
 test("every route of the app is in the document, and nothing else", async () => {
   const doc = (await api(node, "GET", "/openapi.json")).body as Doc;
   expect(doc.openapi).toBe("3.1.0");
-  const app = createHttpApp(node.services, node.social);
-  const routes = new Set(app.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`));
+  const routes = new Set(node.http.routes.filter((r) => r.method !== "ALL").map((r) => `${r.method.toLowerCase()} ${r.path.replace(/:(\w+)/g, "{$1}")}`));
   const documented = new Set(Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`)));
   expect(routes.size).toBeGreaterThan(40);
   expect([...documented].sort()).toEqual([...routes].sort());
@@ -59,8 +57,7 @@ test("a route added anywhere appears without registering it twice; schema() vali
 
   const good = await app.request("/private/things/1", { method: "POST", body: '{"name":"x"}', headers: { "content-type": "application/json" } });
   expect(await good.json()).toEqual({ name: "x" });
-  const bad = createHttpApp(node.services, node.social);
-  const res = await bad.request("/api/v1/passport/signup", { method: "POST", body: '{"account":"abc"}', headers: { "content-type": "application/json" } }, { ip: "1.2.3.4" });
+  const res = await node.http.request("/api/v1/passport/signup", { method: "POST", body: '{"account":"abc"}', headers: { "content-type": "application/json" } }, { ip: "1.2.3.4" });
   expect(res.status).toBe(400);
   expect(((await res.json()) as { msg: string }).msg).toContain("pwd");
 });
