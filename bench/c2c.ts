@@ -141,7 +141,7 @@ await scenarioMain(async (cleanup) => {
     ],
     charts: [
       {
-        id: "c2c-throughput",
+        id: `${P.metricsCompare ? "c2c-metrics" : "c2c"}-throughput`,
         title: "C2C completed messages/s vs offered load",
         kind: "line",
         x_label: "offered messages/s",
@@ -149,7 +149,7 @@ await scenarioMain(async (cleanup) => {
         series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.rate)]) })),
       },
       {
-        id: "c2c-p99",
+        id: `${P.metricsCompare ? "c2c-metrics" : "c2c"}-p99`,
         title: "C2C p99 latency vs offered load",
         kind: "line",
         x_label: "offered messages/s",
