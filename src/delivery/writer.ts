@@ -60,9 +60,10 @@ export const ABOVE_MAX = 1024;
  * inserted; timeline acks are folded into one cursor row write per device and
  * conversation. The cursor becomes the end of the run of acknowledged numbers
  * that starts right after it (`v - base - row_number()` is 0 exactly on that
- * run), the rest stays in `above`. A device without a row starts from its
- * latest join. A concurrent write of the same row (two nodes) is merged as
- * sets (the higher cursor, the union above it): nothing acknowledged is lost.
+ * run), the rest stays in `above`. Numbers up to the user's latest join
+ * before the acked ones count as acknowledged (the device could not see
+ * them). A concurrent write of the same row (two nodes) is merged as sets
+ * (the higher cursor, the union above it): nothing acknowledged is lost.
  */
 const WRITE_MARKS = `with k as (
   insert into delivery_mark (user_id, device_id, message_id)
@@ -70,8 +71,8 @@ const WRITE_MARKS = `with k as (
 ), a as (
   select * from unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[]) as a(u, d, c, s)
 ), cur as (
-  select g.u, g.d, g.c, coalesce(x.seq, (select max(j.join_seq) from timeline_member j
-      where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0) as base,
+  select g.u, g.d, g.c, greatest(coalesce(x.seq, 0), coalesce((select max(j.join_seq) from timeline_member j
+      where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0)) as base,
     coalesce(x.above, '{}'::bigint[]) as above
   from (select u, d, c, min(s) as low from a group by u, d, c) g
   left join timeline_cursor x on x.user_id = g.u and x.device_id = g.d and x.conv_id = g.c
