@@ -37,5 +37,5 @@ DROP INDEX "messages_client_id_idx";--> statement-breakpoint
 CREATE UNIQUE INDEX "timeline_conv_seq_uq" ON "timeline" USING btree ("conv_id","seq");--> statement-breakpoint
 CREATE INDEX "timeline_member_user_idx" ON "timeline_member" USING btree ("user_id");--> statement-breakpoint
 CREATE INDEX "messages_tsid_idx" ON "messages" USING btree (split_part("client_id", '.', 2),"client_id");--> statement-breakpoint
-CREATE UNIQUE INDEX "messages_c2g_tsid_uq" ON "messages" USING btree ("to_id",split_part("client_id", '.', 2)) WHERE "messages"."chat_type" = 'C2G';--> statement-breakpoint
-CREATE UNIQUE INDEX "messages_c2c_tsid_uq" ON "messages" USING btree (least("from_id", "to_id"),greatest("from_id", "to_id"),split_part("client_id", '.', 2)) WHERE "messages"."chat_type" = 'C2C';
+CREATE UNIQUE INDEX "messages_c2g_tsid_uq" ON "messages" USING btree (split_part("client_id", '.', 2),"to_id") WHERE "messages"."chat_type" = 'C2G';--> statement-breakpoint
+CREATE UNIQUE INDEX "messages_c2c_tsid_uq" ON "messages" USING btree (split_part("client_id", '.', 2),least("from_id", "to_id"),greatest("from_id", "to_id")) WHERE "messages"."chat_type" = 'C2C';

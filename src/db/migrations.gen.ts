@@ -50,7 +50,7 @@ export const migrations: readonly EmbeddedMigration[] = [
   },
   {
     "tag": "0002_timeline",
-    "hash": "7aaf4b457dcde47f6cf5b54732170e1c2e4cbb6b55296fb0843c190a9857b64a",
+    "hash": "8ea071761bb9f9817c415b11ec2c353b9e7dee48948beaaa27cf6e15b171303b",
     "statements": [
       "CREATE TABLE \"im_group_join_request\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_join_request_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
       "CREATE TABLE \"timeline\" (\n\t\"message_id\" bigint PRIMARY KEY NOT NULL,\n\t\"conv_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL\n);",
@@ -61,8 +61,8 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE UNIQUE INDEX \"timeline_conv_seq_uq\" ON \"timeline\" USING btree (\"conv_id\",\"seq\");",
       "CREATE INDEX \"timeline_member_user_idx\" ON \"timeline_member\" USING btree (\"user_id\");",
       "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\");",
-      "CREATE UNIQUE INDEX \"messages_c2g_tsid_uq\" ON \"messages\" USING btree (\"to_id\",split_part(\"client_id\", '.', 2)) WHERE \"messages\".\"chat_type\" = 'C2G';",
-      "CREATE UNIQUE INDEX \"messages_c2c_tsid_uq\" ON \"messages\" USING btree (least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\"),split_part(\"client_id\", '.', 2)) WHERE \"messages\".\"chat_type\" = 'C2C';"
+      "CREATE UNIQUE INDEX \"messages_c2g_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"to_id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
+      "CREATE UNIQUE INDEX \"messages_c2c_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\")) WHERE \"messages\".\"chat_type\" = 'C2C';"
     ]
   },
   {

@@ -47,9 +47,10 @@ export const messages = pgTable(
     index("messages_tsid_idx").on(sql`split_part(${t.clientId}, '.', 2)`, t.clientId),
     // A tsid names one message per conversation: an ack (text, protobuf or frame form) cannot be steered from one
     // sender's message to another's by reusing its id (docs/delivery.md "Acks").
-    uniqueIndex("messages_c2g_tsid_uq").on(t.toId, sql`split_part(${t.clientId}, '.', 2)`).where(sql`${t.chatType} = 'C2G'`),
+    // The tsid leads, so the planner never takes these for the conversation indexes above.
+    uniqueIndex("messages_c2g_tsid_uq").on(sql`split_part(${t.clientId}, '.', 2)`, t.toId).where(sql`${t.chatType} = 'C2G'`),
     uniqueIndex("messages_c2c_tsid_uq")
-      .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, sql`split_part(${t.clientId}, '.', 2)`)
+      .on(sql`split_part(${t.clientId}, '.', 2)`, sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`)
       .where(sql`${t.chatType} = 'C2C'`),
   ],
 );
