@@ -4,7 +4,7 @@
  * plus its groups' timeline entries within the user's membership spans past
  * the device's cursors.
  */
-import { and, desc, eq, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
 import type { Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
@@ -27,6 +27,35 @@ const decimals = (xs: readonly bigint[]) => sql.param(xs.map(String));
 /** A device's floor (its first sight), or "nothing pending" when it has none. */
 const floorOf = (userId: bigint, deviceId: string): SQL => sql`coalesce((select ${deliveryDevices.floorId} from ${deliveryDevices}
   where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}), ${NO_FLOOR})`;
+
+/** One page of messages; `more` when a message follows the last one (cut by rows or by bytes). */
+export interface MessagePage {
+  readonly rows: MessageRecord[];
+  readonly more: boolean;
+}
+
+/**
+ * Columns that cut a page by bytes as well as rows (docs/delivery.md "Pages"):
+ * the running sum of the stored text in the page's order is computed in SQL,
+ * so rows past `budget` never leave the database. The first row always fits
+ * (a message larger than the budget comes alone); `more` is whether a row
+ * follows (a window function sees the row after the LIMIT).
+ */
+function budgetColumns(order: SQL, budget: number) {
+  const w = sql`over (order by ${order})`;
+  const size = sql`octet_length(${messages.payload}) + coalesce(octet_length(${messages.e2ee}), 0)`;
+  return {
+    ...getTableColumns(messages),
+    fits: sql<boolean>`(row_number() ${w} = 1 or sum(${size}) ${w} <= ${budget})`.as("fits"),
+    more: sql<boolean>`(lead(${messages.id}) ${w} is not null)`.as("more"),
+  };
+}
+
+/** The rows that fit (`fits` only ever turns false once, the sum grows): more follow when the last one has a next. */
+function pageOf(rows: (MessageRecord & { fits: boolean; more: boolean })[]): MessagePage {
+  const more = rows.at(-1)?.more === true;
+  return { rows: rows.map(({ fits: _f, more: _m, ...row }) => row), more };
+}
 
 /**
  * Timeline entries a user's device has not acknowledged: within the user's
@@ -199,14 +228,16 @@ export class InboxReader {
     return rows.length > 0;
   }
 
-  /** Oldest first (by server id); `limit + 1` rows read so the caller knows has_more. */
-  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly MarkRow[]): Promise<MessageRecord[]> {
-    return this.store.db
-      .select()
+  /** Oldest first (by server id): at most `limit` messages and about `budget` bytes of stored text. */
+  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly MarkRow[], budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select(budgetColumns(sql`${messages.id}`, budget))
       .from(messages)
       .where(sql`${messages.id} in (${pendingIds(userId, deviceId, exclude)})`)
       .orderBy(messages.id)
-      .limit(limit + 1);
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(asc(page.id)));
   }
 
   /**
@@ -256,27 +287,16 @@ export class InboxReader {
     return rows[0]?.id;
   }
 
-  /** Newest first, below `beforeId` when given; `limit + 1` rows. */
-  async history(where: SQL, beforeId: bigint | undefined, limit: number): Promise<MessageRecord[]> {
-    return this.store.db
-      .select()
+  /** Newest first, below `beforeId` when given: at most `limit` messages and about `budget` bytes of stored text. */
+  async history(where: SQL, beforeId: bigint | undefined, limit: number, budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select(budgetColumns(sql`${messages.id} desc`, budget))
       .from(messages)
       .where(beforeId === undefined ? where : and(where, lt(messages.id, beforeId)))
       .orderBy(desc(messages.id))
-      .limit(limit + 1);
-  }
-
-  /**
-   * Whether the user is a member of the group now, read from the spans (fresh,
-   * not from any cache): group history is for current members.
-   */
-  async isMember(userId: bigint, groupId: bigint): Promise<boolean> {
-    const rows = await this.store.db
-      .select({ one: sql`1` })
-      .from(timelineMembers)
-      .where(and(eq(timelineMembers.convId, groupId), eq(timelineMembers.userId, userId), isNull(timelineMembers.leaveSeq)))
-      .limit(1);
-    return rows.length > 0;
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(desc(page.id)));
   }
 
   /** Timeline number of a group message named by its §2.8 id (history's before_id). */
@@ -293,11 +313,11 @@ export class InboxReader {
   /**
    * A group's messages the user sees (within the user's spans: nothing from
    * before they joined or after they left), newest first, below `beforeSeq`
-   * when given; `limit + 1` rows.
+   * when given: at most `limit` messages and about `budget` bytes of stored text.
    */
-  async groupHistory(userId: bigint, groupId: bigint, beforeSeq: bigint | undefined, limit: number): Promise<MessageRecord[]> {
-    const rows = await this.store.db
-      .select({ m: messages })
+  async groupHistory(userId: bigint, groupId: bigint, beforeSeq: bigint | undefined, limit: number, budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select({ ...budgetColumns(sql`${timeline.seq} desc`, budget), seq: timeline.seq })
       .from(timeline)
       .innerJoin(messages, eq(messages.id, timeline.messageId))
       .where(
@@ -309,8 +329,9 @@ export class InboxReader {
         ),
       )
       .orderBy(desc(timeline.seq))
-      .limit(limit + 1);
-    return rows.map((r) => r.m);
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(desc(page.seq)));
   }
 
   /** user_device status of a device; undefined when it is not registered there. */

@@ -105,7 +105,7 @@ for (const kind of storeKinds()) {
       ]);
 
       const reader = new InboxReader(store);
-      const pendingOf = async (u: bigint, d: string) => (await reader.pending(u, d, 100)).map((r) => r.payload);
+      const pendingOf = async (u: bigint, d: string) => (await reader.pending(u, d, 100)).rows.map((r) => r.payload);
       const expected: [bigint, string, string[]][] = [
         [A, "a1", []],
         [B, "b1", ['{"text":"m2"}', '{"text":"m4"}', "{}"]],
