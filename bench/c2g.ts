@@ -71,10 +71,20 @@ const fanoutRound = (t: Target, members: number) => measure([t.server.pid], () =
 
 const TABLES = ["messages", "timeline", "timeline_head", "timeline_cursor", "inbox", "delivery_mark", "delivery_device"];
 
-/** Rows inserted/updated/deleted per table and transactions committed so far in this database. */
+/** Rows inserted/updated/deleted per table and transactions committed so far, once they stop moving. */
 async function pgCounters(pg: postgres.Sql): Promise<Record<string, number>> {
-  // Other backends report at most once a second, when idle.
-  await Bun.sleep(1_500);
+  // Other backends report at most once a second, when idle: read until two reads a second apart agree.
+  let last = "";
+  for (let i = 0; i < 15; i++) {
+    await Bun.sleep(1_000);
+    const now = await pgRead(pg);
+    if (JSON.stringify(now) === last) return now;
+    last = JSON.stringify(now);
+  }
+  return JSON.parse(last) as Record<string, number>;
+}
+
+async function pgRead(pg: postgres.Sql): Promise<Record<string, number>> {
   const out: Record<string, number> = {};
   const tables = await pg`select relname, n_tup_ins, n_tup_upd, n_tup_del from pg_stat_user_tables where relname = any(${TABLES})`;
   for (const r of tables) {
