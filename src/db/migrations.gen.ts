@@ -41,7 +41,30 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0001_timeline_repair",
+    "tag": "0001_e2ee",
+    "hash": "a227416fa9fc145443326df59893630f84839a3649501f8e192a77ba76f3257a",
+    "statements": [
+      "CREATE TABLE \"e2ee_device_key\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"ed25519\" text NOT NULL,\n\t\"curve25519\" text NOT NULL,\n\t\"wrap_key\" text NOT NULL,\n\t\"key_signature\" text NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"last_event_ts\" bigint DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\tCONSTRAINT \"e2ee_device_key_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "CREATE TABLE \"e2ee_proxy_key\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"public_key\" text NOT NULL,\n\t\"private_key_sealed\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"e2ee_shard\" (\n\t\"shard_id\" uuid PRIMARY KEY NOT NULL,\n\t\"owner_uid\" bigint NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"proxy_uid\" bigint NOT NULL,\n\t\"set_id\" uuid NOT NULL,\n\t\"threshold\" smallint NOT NULL,\n\t\"total\" smallint NOT NULL,\n\t\"status\" text DEFAULT 'active' NOT NULL,\n\t\"encrypted_shard\" text,\n\t\"encrypted_data\" text,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"trust_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"actor_uid\" bigint NOT NULL,\n\t\"actor_device_id\" varchar(128) NOT NULL,\n\t\"target_uid\" bigint NOT NULL,\n\t\"target_device_id\" varchar(128) NOT NULL,\n\t\"target_ed25519\" text NOT NULL,\n\t\"from_state\" varchar(20) NOT NULL,\n\t\"to_state\" varchar(20) NOT NULL,\n\t\"method\" varchar(40) NOT NULL,\n\t\"actor_signature\" text NOT NULL,\n\t\"ts\" bigint NOT NULL,\n\t\"created_at\" timestamp with time zone DEFAULT now() NOT NULL\n);",
+      "CREATE INDEX \"e2ee_shard_owner_idx\" ON \"e2ee_shard\" USING btree (\"owner_uid\",\"key_version\");",
+      "CREATE INDEX \"e2ee_shard_proxy_idx\" ON \"e2ee_shard\" USING btree (\"proxy_uid\",\"status\");",
+      "CREATE INDEX \"trust_audit_target_idx\" ON \"trust_audit\" USING btree (\"target_uid\",\"target_device_id\");",
+      "CREATE INDEX \"trust_audit_actor_idx\" ON \"trust_audit\" USING btree (\"actor_uid\");"
+    ]
+  },
+  {
+    "tag": "0002_e2ee_custom",
+    "hash": "1c0a5f73fde1b11be3a65f12c79451ee3326d37368c645ead591f1ff0c2cc12c",
+    "statements": [
+      "-- trust_audit is append-only (spec §2.10, §7.8), enforced by the database itself:\n-- statement-level triggers, so even an UPDATE or DELETE matching no row is refused.\nCREATE FUNCTION trust_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'trust_audit is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';\nEND\n$$;",
+      "CREATE TRIGGER trust_audit_no_update_delete BEFORE UPDATE OR DELETE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();",
+      "CREATE TRIGGER trust_audit_no_truncate BEFORE TRUNCATE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();"
+    ]
+  },
+  {
+    "tag": "0003_timeline_repair",
     "hash": "3edaa488a1f7d4e8d7a9cf5f9b4a6fc9ed4f604d85911d64eeba461a7a45521e",
     "statements": [
       "-- From here on a tsid names one message per conversation (messages_c2g_tsid_uq, messages_c2c_tsid_uq, next\n-- migration). Rows stored before that rule that share their tsid with an earlier message of the same group or pair\n-- get their server id as tsid (the convention of S2C ids), so the unique indexes can be built.\nwith d as (\n  select id, row_number() over (partition by to_id, split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2G'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;",
@@ -49,7 +72,7 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0002_timeline",
+    "tag": "0004_timeline",
     "hash": "8ea071761bb9f9817c415b11ec2c353b9e7dee48948beaaa27cf6e15b171303b",
     "statements": [
       "CREATE TABLE \"im_group_join_request\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_join_request_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
@@ -66,7 +89,7 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0003_timeline_fill",
+    "tag": "0005_timeline_fill",
     "hash": "b753a06e1100ccfc190ef9a2502b47c539a67e0cdd593388efdf778325bd2f1e",
     "statements": [
       "-- Group messages move from per-member inbox rows and marks to timelines (docs/delivery.md \"Upgrade\"). Every\n-- device keeps exactly the pending set it had: its cursor stops before its oldest pending group message, and the\n-- numbers past it that were already acknowledged (or never in its inbox) go to `above`.\ninsert into timeline (message_id, conv_id, seq)\nselect id, to_id, row_number() over (partition by to_id order by id) from messages where chat_type = 'C2G';",
