@@ -143,7 +143,7 @@ describe("authorisation matrix [pglite]", () => {
     let url = path;
     let body: string | undefined;
     if (method === "GET") {
-      const q = new URLSearchParams(Object.entries(args).map(([k, v]) => [k, typeof v === "string" ? v : stringifyJson(v)]));
+      const q = new URLSearchParams(Object.entries(args).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : stringifyJson(v)]));
       if ([...q].length) url += `?${q}`;
     } else {
       body = stringifyJson(args);

@@ -48,7 +48,7 @@ describe("fuzz: every REST route answers an envelope, never a 500 [pglite]", () 
           let url = r.path;
           let body: string | undefined;
           if (r.method === "GET") {
-            const q = new URLSearchParams(Object.entries(a).map(([k, v]) => [k, typeof v === "string" ? v : stringifyJson(v)]));
+            const q = new URLSearchParams(Object.entries(a).map(([k, v]): [string, string] => [k, typeof v === "string" ? v : stringifyJson(v)]));
             url += `?${q}`;
           } else {
             body = stringifyJson(a);
