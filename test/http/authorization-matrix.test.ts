@@ -14,7 +14,7 @@
  *   anonymous  nothing
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createHttpApp } from "../../src/http/app.ts";
+import type { Hono } from "hono";
 import { stringifyJson, parseJson } from "../../src/protocol/json.ts";
 import { socialEnv, payloadOf, type SocialEnv, type TestUser } from "./social.support.ts";
 
@@ -51,6 +51,10 @@ const MATRIX: Record<string, Row> = {
   "GET /api/v1/app/features":             { expect: OPEN },
   "GET /api/v1/app/init":                 { expect: OPEN },
   "GET /api/v1/init":                     { expect: OPEN },
+  "GET /docs":                            { expect: [200, 200, 200, 200, 200, 200] },
+  "GET /openapi.json":                    { expect: [200, 200, 200, 200, 200, 200] },
+  // Open unless IBIS_METRICS_TOKEN is set (then that bearer token only: test/metrics).
+  "GET /metrics":                         { expect: [200, 200, 200, 200, 200, 200] },
   // Credentials are the authorisation: a user token or an admin cookie adds nothing (wrong password → 401).
   "POST /api/v1/passport/signup":         { args: () => ({ account: "taken-by-nobody", pwd: "" }), expect: [400, 400, 400, 400, 400, 400] },
   "POST /api/v1/passport/login":          { args: (f) => ({ account: `owner-${f.O.id}`, pwd: "wrong" }), expect: [401, 401, 401, 401, 401, 401] },
@@ -92,6 +96,22 @@ const MATRIX: Record<string, Row> = {
   // Conversations are per caller: pinning or deleting G's conversation touches the caller's own list only.
   "POST /api/v1/conversation/pin":        { args: (f) => ({ conversation_type: "c2g", conversation_id: f.gid, is_pinned: true }), expect: [401, 943, 943, 0, 0, 401] },
   "POST /api/v1/conversation/delete":     { args: (f) => ({ conversation_type: "c2g", conversation_id: f.gid }), expect: [401, 943, 943, 0, 0, 401] },
+  // Attachments: signed-in users only; this fixture has no object store (503 once signed in).
+  "GET /api/v1/attachment/presign":       { args: () => ({ filename: "a.txt" }), expect: [401, 503, 503, 503, 503, 401] },
+  "POST /api/v1/attachment/complete":     { args: () => ({ attachment_id: 1 }), expect: [401, 503, 503, 503, 503, 401] },
+  "GET /api/v1/attachment/url":           { args: () => ({ attachment_id: 1 }), expect: [401, 503, 503, 503, 503, 401] },
+  // E2EE: each caller's own keys and shards; O's devices and proxy keys as the e2ee rules allow.
+  // Keys are published from a registered, active device only (these tokens name none: 403).
+  "POST /api/v1/e2ee/device_keys":        { args: () => ({ ed25519: "AAAA", curve25519: "AAAA", wrap_key: "AAAA", key_signature: "AAAA" }), expect: [401, 403, 403, 403, 403, 401] },
+  // O's devices: O's friends and O; a stranger gets 941 not_a_friend.
+  "GET /api/v1/e2ee/devices":             { args: (f) => ({ user_id: f.O.id }), expect: [401, 941, 0, 0, 0, 401] },
+  "POST /api/v1/e2ee/trust_event":        { expect: [401, 400, 400, 400, 400, 401] },
+  // Recovery proxies must be friends: O's key for a stranger or for O itself is refused (941).
+  "GET /api/v1/e2ee/social/proxy_keys":   { args: (f) => ({ user_ids: String(f.O.id) }), expect: [401, 941, 0, 0, 941, 401] },
+  "POST /api/v1/e2ee/social/create_shards": { expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/e2ee/social/shards":       { args: () => ({ key_version: 1 }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/e2ee/social/proxy_shards": { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/e2ee/social/decrypt_shard": { args: () => ({ shard_id: "1" }), expect: [401, 404, 404, 404, 404, 401] },
   // The request U → O: only O can answer it (anyone else has no request from U: 404).
   "POST /api/v1/friend/confirm":          { args: (f) => ({ from: f.U.id }), expect: [401, 404, 404, 404, 0, 401] },
   "POST /api/v1/friend/reject":           { args: (f) => ({ from: f.U.id }), expect: [401, 404, 404, 404, 0, 401] },
@@ -104,11 +124,11 @@ const MATRIX: Record<string, Row> = {
 
 describe("authorisation matrix [pglite]", () => {
   let env: SocialEnv;
-  let app: ReturnType<typeof createHttpApp>;
+  let app: Hono;
   let adminCookie = "";
   beforeAll(async () => {
     env = await socialEnv("pglite", { throttleOff: true, adminAccount: "root", adminPassword: "root-password-1" });
-    app = createHttpApp(env.node.services, env.node.social);
+    app = env.node.http; // the node's own REST application and route table
     const login = await app.request("/api/adm/passport/login", {
       method: "POST",
       headers: { "content-type": "application/json" },
