@@ -64,7 +64,15 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0003_timeline_repair",
+    "tag": "0003_attachments",
+    "hash": "be371a7cf0827693610c9a7976f4d63781736fd301c82194c526e90009c7cc71",
+    "statements": [
+      "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
+      "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0004_timeline_repair",
     "hash": "3edaa488a1f7d4e8d7a9cf5f9b4a6fc9ed4f604d85911d64eeba461a7a45521e",
     "statements": [
       "-- From here on a tsid names one message per conversation (messages_c2g_tsid_uq, messages_c2c_tsid_uq, next\n-- migration). Rows stored before that rule that share their tsid with an earlier message of the same group or pair\n-- get their server id as tsid (the convention of S2C ids), so the unique indexes can be built.\nwith d as (\n  select id, row_number() over (partition by to_id, split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2G'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;",
@@ -72,7 +80,7 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0004_timeline",
+    "tag": "0005_timeline",
     "hash": "8ea071761bb9f9817c415b11ec2c353b9e7dee48948beaaa27cf6e15b171303b",
     "statements": [
       "CREATE TABLE \"im_group_join_request\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_join_request_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
@@ -89,7 +97,7 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0005_timeline_fill",
+    "tag": "0006_timeline_fill",
     "hash": "b753a06e1100ccfc190ef9a2502b47c539a67e0cdd593388efdf778325bd2f1e",
     "statements": [
       "-- Group messages move from per-member inbox rows and marks to timelines (docs/delivery.md \"Upgrade\"). Every\n-- device keeps exactly the pending set it had: its cursor stops before its oldest pending group message, and the\n-- numbers past it that were already acknowledged (or never in its inbox) go to `above`.\ninsert into timeline (message_id, conv_id, seq)\nselect id, to_id, row_number() over (partition by to_id order by id) from messages where chat_type = 'C2G';",

@@ -36,6 +36,7 @@ import { route } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
 import type { DeliveryWriter, MarkRow, StoreItem } from "./writer.ts";
+import { metrics } from "../metrics/index.ts";
 
 export interface EngineDeps {
   readonly sessions: SessionRegistry;
@@ -145,6 +146,7 @@ export class Engine implements DeliveryEngine, Notifier {
             }
             session.send(new Outbound(serverAck(msg, s.serverTs)));
             if (s.duplicate) return;
+            metrics.message(msg.type);
             if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
             this.#push(msg, routed.route.inbox, session, serverId, s.seq);
             if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
@@ -191,7 +193,12 @@ export class Engine implements DeliveryEngine, Notifier {
         inbox: [userId],
         marks: except && except.userId === userId ? [except] : [],
       };
-      jobs.push(this.d.writer.messages.add(item).then(() => this.#push(msg, [userId], except, serverId)));
+      jobs.push(
+        this.d.writer.messages.add(item).then(() => {
+          metrics.message("S2C");
+          this.#push(msg, [userId], except, serverId);
+        }),
+      );
     }
     await Promise.all(jobs);
   }
@@ -436,6 +443,7 @@ export class Engine implements DeliveryEngine, Notifier {
    * 1,000 per message.
    */
   #acked(session: Session, ack: ClientAck): void {
+    metrics.acks.inc();
     const { userId, deviceId } = session;
     let id = ack.msgId;
     let target: Target | undefined;
