@@ -9,6 +9,7 @@ import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
+import { createChannels, type Channels, type LocalPush, type PaymentProvider } from "./domain/channels/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
@@ -38,6 +39,8 @@ export interface StartOptions {
   readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
   /** The engine behind /ws (or a factory receiving the transport's ports). Default: the delivery engine. */
   readonly engine?: EngineSource;
+  /** The channel payment provider (default: the configured one, docs/channels.md). */
+  readonly payments?: PaymentProvider;
 }
 
 export interface IbisNode {
@@ -50,6 +53,8 @@ export interface IbisNode {
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
+  /** Channels (docs/channels.md); `channels.fanout.idle()` waits for queued pushes. */
+  readonly channels: Channels;
   stop(): Promise<void>;
 }
 
@@ -111,6 +116,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
   let social: Social | undefined;
+  let channels: Channels | undefined;
   await cluster.bus
     .start((entry, from) => {
       if (entry.kind === "invalidate") {
@@ -118,6 +124,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
         if (entry.change.kind === "user") base.accounts.liveness.forget(entry.change.userId);
         return social?.facts.invalidate(entry.change, true);
       }
+      if (entry.kind === "channel") return channels?.fanout.enqueue(entry);
       if (delivery) return delivery.core.onBus(entry, from);
       log.debug("bus entry before delivery started", { kind: entry.kind, from });
     })
@@ -171,7 +178,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
-  const http = createHttpApp(services, social);
+  // Channel pushes go to this node's sessions (the transport, created below) and to the other nodes over the bus.
+  const local: LocalPush = {
+    users: () => ws?.local.users() ?? [][Symbol.iterator](),
+    get userCount() {
+      return ws?.local.userCount ?? 0;
+    },
+    online: (u) => ws?.local.online(u) ?? false,
+    push: (u, action, payload) => ws?.local.push(u, action, payload) ?? 0,
+  };
+  const channelArea = createChannels(services, {
+    local,
+    broadcast: (event) => cluster.broadcast({ kind: "channel", ...event }),
+    nodesOf: async (u) => [...new Set((await cluster.presence.lookup([u])).get(u)?.map((e) => e.nodeId) ?? [])],
+    sendTo: (n, event) => cluster.bus.send(n, { kind: "channel", ...event }),
+    ...(opts.payments ? { payments: opts.payments } : {}),
+  });
+  channels = channelArea;
+  const http = createHttpApp(services, social, channelArea);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
@@ -214,6 +238,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     port,
     url: `http://${host}:${port}`,
     social,
+    channels: channelArea,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -224,6 +249,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       await cluster.drain();
       await server.stop(true);
       await delivery.stop();
+      await channelArea.fanout.idle();
       clearInterval(sweeper);
       await sweeping;
       await cluster.close();

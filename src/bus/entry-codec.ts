@@ -1,12 +1,13 @@
 /**
  * A bus entry as the field/value list of one stream entry (XADD). Values that
  * carry bytes stay bytes (`m`: the message); everything else is short ASCII.
- *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate)      f  sending node id
+ *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate), c (channel)      f  sending node id
  *   deliver:    t targets (JSON [[user, device?]…], ids as strings), m message bytes
  *   kick:       u user, d device, a action, at ms
  *   ack:        u user, d device, i message id, y chat type
  *   pull:       u users (JSON [user…], ids as strings); absent: every user
  *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
+ *   channel:    ch channel id, a action, p payload JSON (optional), u users (JSON, optional)
  */
 import type { ChatType } from "../model/message.ts";
 import type { BusEntry, BusTarget, SocialChange } from "./bus.ts";
@@ -31,6 +32,12 @@ export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
       return ["k", "a", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "i", entry.msgId, "y", entry.type];
     case "pull":
       return entry.userIds === undefined ? ["k", "p", "f", f] : ["k", "p", "f", f, "u", JSON.stringify(entry.userIds.map(String))];
+    case "channel": {
+      const out: FieldValue[] = ["k", "c", "f", f, "ch", entry.channelId.toString(), "a", entry.action];
+      if (entry.payload !== undefined) out.push("p", entry.payload);
+      if (entry.userIds !== undefined) out.push("u", JSON.stringify(entry.userIds.map(String)));
+      return out;
+    }
     case "invalidate": {
       const c = entry.change;
       switch (c.kind) {
@@ -79,6 +86,24 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
       const list = JSON.parse(raw) as string[];
       if (!Array.isArray(list)) return undefined;
       return { entry: { kind: "pull", userIds: list.map((u) => BigInt(u)) }, from };
+    }
+    if (kind === "c") {
+      const action = str("a");
+      if (!action) return undefined;
+      const users = str("u");
+      const list = users === undefined ? undefined : (JSON.parse(users) as string[]);
+      if (list !== undefined && !Array.isArray(list)) return undefined;
+      const payload = str("p");
+      return {
+        entry: {
+          kind: "channel",
+          channelId: BigInt(str("ch") ?? "x"),
+          action,
+          ...(payload !== undefined ? { payload } : {}),
+          ...(list !== undefined ? { userIds: list.map((u) => BigInt(u)) } : {}),
+        },
+        from,
+      };
     }
     if (kind === "v") {
       const change = decodeChange(str);

@@ -3,6 +3,8 @@ import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
 import type { Social } from "../domain/social/index.ts";
+import type { Channels } from "../domain/channels/index.ts";
+import { channelRoutes } from "./routes/channel.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
 import { friendRoutes } from "./routes/friend.ts";
@@ -16,7 +18,7 @@ import { passportRoutes } from "./routes/passport.ts";
 import { publicRoutes } from "./routes/public.ts";
 
 /** The REST application: one route module per area, one error mapping. */
-export function createHttpApp(services: Services, social: Social): Hono {
+export function createHttpApp(services: Services, social: Social, channels: Channels): Hono {
   const app = new Hono();
   app.route("/", healthRoutes(services));
   app.route("/", friendRoutes(services, social));
@@ -28,6 +30,7 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
   app.route("/", adminRoutes(services));
+  app.route("/", channelRoutes(services, channels));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));

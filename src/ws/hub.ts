@@ -63,6 +63,15 @@ export class Hub implements SessionRegistry {
     return bucket;
   }
 
+  /** Users with at least one session here. */
+  users(): IterableIterator<bigint> {
+    return this.#users.keys();
+  }
+
+  get userCount(): number {
+    return this.#users.size;
+  }
+
   /** Open sessions on this node. */
   get size(): number {
     return this.#count;
