@@ -343,8 +343,8 @@ export function channelRoutes(services: Services, ch: Channels, table = channelR
     });
   }
   const budgets = {
-    write: perUserThrottle(services, services.config.channelWritesPerMin),
-    read: perUserThrottle(services, services.config.channelReadsPerMin),
+    write: perUserThrottle(services, services.config.channelWritesPerMin, "channel changes"),
+    read: perUserThrottle(services, services.config.channelReadsPerMin, "channel reads"),
   };
   for (const route of table) {
     const answer = async (c: Context<AppEnv>) => ok(c, unwrap(await route.handler(c, currentUser(c).userId, await params(c))));
