@@ -522,15 +522,9 @@ describe("channels: features and throttle", () => {
     }
   });
 
-  test("payments: production without a configured provider refuses pay (971)", async () => {
-    const env = await channelEnv("pglite", {
-      env: "production",
-      channelPaymentProvider: "auto",
-      tokenSecret: "t".repeat(32),
-      fieldKey: "f".repeat(32),
-      apiSignature: true,
-      passwordMemoryKib: 19_456,
-    });
+  test("payments: no provider (production's default, here `none`) refuses pay (971); the order stays created", async () => {
+    // Which setting yields no provider in which mode is table-tested in test/domain/channels/access.test.ts.
+    const env = await channelEnv("pglite", { channelPaymentProvider: "none" });
     try {
       const o = await env.user();
       const b = await env.user();
