@@ -11,6 +11,7 @@ import { TokenService } from "./domain/auth/tokens.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
 import { createChannels, type Channels, type LocalPush, type PaymentProvider } from "./domain/channels/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
+import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
@@ -180,6 +181,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
+  const e2ee = await createE2ee(services, { notifier: opts.notifier ?? notifier, facts: social.facts });
   // Channel pushes go to this node's sessions (the transport, created below) and to the other nodes over the bus.
   const local: LocalPush = {
     users: () => ws?.local.users() ?? [][Symbol.iterator](),
@@ -197,7 +199,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     ...(opts.payments ? { payments: opts.payments } : {}),
   });
   channels = channelArea;
-  const http = createHttpApp(services, social, channelArea);
+  const http = createHttpApp(services, social, e2ee, channelArea);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
