@@ -64,7 +64,15 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0003_channels",
+    "tag": "0003_attachments",
+    "hash": "be371a7cf0827693610c9a7976f4d63781736fd301c82194c526e90009c7cc71",
+    "statements": [
+      "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
+      "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0004_channels",
     "hash": "6d02a1650251449583cbc51ed58bd6d2c9db8b6d8ca27b4d422ccdc476b33625",
     "statements": [
       "CREATE TABLE \"channel_admin\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"role\" smallint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_admin_channel_id_user_id_pk\" PRIMARY KEY(\"channel_id\",\"user_id\")\n);",

@@ -6,3 +6,4 @@ export * from "./social.ts";
 export * from "./delivery.ts";
 export * from "./channels.ts";
 export * from "./e2ee.ts";
+export * from "./attachments.ts";
