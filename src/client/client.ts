@@ -196,7 +196,7 @@ export class IbisClient {
         await this.api.refresh();
         return this.api.session!.token;
       },
-      onEvent: (e) => this.#onEvent(e),
+      onIncoming: (e) => this.#onEvent(e),
     }).then((c) => (this.#conn = c));
   }
 

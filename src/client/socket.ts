@@ -42,8 +42,8 @@ export interface ConnectOptions {
   /** Asked on please_refresh_token; the answer is sent as C2S refresh_token and used for reconnects. */
   readonly refreshToken?: () => Promise<string>;
   readonly random?: () => number;
-  /** Every event goes here as it arrives; nothing is buffered for `next` then (waiters still get theirs). */
-  readonly onEvent?: (e: Incoming) => void;
+  /** Takes every event no `next` waits for, instead of buffering it (long-running clients: the buffer would grow). */
+  readonly onIncoming?: (e: Incoming) => void;
 }
 
 interface Waiter {
@@ -175,7 +175,6 @@ export class IbisSocket {
   }
 
   #push(e: Incoming): void {
-    this.opts.onEvent?.(e);
     const i = this.#waiters.findIndex((w) => w.pred(e));
     if (i >= 0) {
       const [w] = this.#waiters.splice(i, 1);
@@ -183,7 +182,8 @@ export class IbisSocket {
       w!.resolve(e);
       return;
     }
-    if (!this.opts.onEvent) this.#queue.push(e);
+    if (this.opts.onIncoming) this.opts.onIncoming(e);
+    else this.#queue.push(e);
   }
 
   /** The next event matching `pred` (buffered ones first); rejects after `timeoutMs` or on the final close. */

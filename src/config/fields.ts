@@ -214,8 +214,28 @@ export const fields = {
   ),
   msgRate: def("IBIS_MSG_RATE", int(50, 1), "Per-user business messages per second (token bucket refill)."),
   msgBurst: def("IBIS_MSG_BURST", int(200, 1), "Per-user business message burst (token bucket size)."),
-  handshakePerDevice: def("IBIS_HANDSHAKE_PER_DEVICE", int(20, 1), "WebSocket handshakes per device id per 10 s."),
+  msgByteRate: def("IBIS_MSG_BYTE_RATE", int(MiB, 1024), "Per-user business message bytes per second (token bucket refill)."),
+  msgByteBurst: def(
+    "IBIS_MSG_BYTE_BURST",
+    int(32 * MiB, 1024),
+    "Per-user business message bytes in a burst (token bucket size; never below IBIS_MSG_MAX_BYTES).",
+  ),
+  msgMaxBytes: def(
+    "IBIS_MSG_MAX_BYTES",
+    int(16 * MiB, 1024, 16 * MiB),
+    "Largest business message a client may send, in bytes as received (default: the 16 MiB frame limit).",
+  ),
+  ackRate: def("IBIS_ACK_RATE", int(1000, 1), "Per-user acknowledgements per second (a bucket apart from messages)."),
+  ackBurst: def("IBIS_ACK_BURST", int(5000, 1), "Per-user acknowledgement burst."),
+  handshakePerDevice: def("IBIS_HANDSHAKE_PER_DEVICE", int(20, 1), "Authenticated WebSocket handshakes per device (user and device id) per 10 s; unauthenticated ones count per IP only."),
   handshakePerIp: def("IBIS_HANDSHAKE_PER_IP", int(600, 1), "WebSocket handshakes per IP per minute."),
+  groupOpsPerMin: def("IBIS_GROUP_OPS_PER_MIN", int(60, 1), "Group management calls (create, edit, dissolve, join, leave, role) per user per minute."),
+  friendRequestsPerMin: def(
+    "IBIS_FRIEND_REQUESTS_PER_MIN",
+    int(30, 1),
+    "Friend request calls (add, confirm, reject, delete, denylist) per user per minute.",
+  ),
+  restBodyMax: def("IBIS_REST_BODY_MAX", int(MiB, 1024), "Largest REST request body in bytes (413 above it)."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
 
   wsMaxPayload: def(
@@ -253,7 +273,23 @@ export const fields = {
     "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
   ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  pageMaxBytes: def(
+    "IBIS_PAGE_MAX_BYTES",
+    int(4 * MiB, 1024),
+    "Stored bytes of messages in one /msg/history or /msg/offline page (has_more says the rest follows; a larger message comes alone).",
+  ),
   deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
+  deliveryQueueMax: def(
+    "IBIS_DELIVERY_QUEUE_MAX",
+    int(50_000, 1),
+    "Messages waiting for the store at most; beyond it (or while the store fails) senders get invalid_message store_unavailable.",
+  ),
+  deliveryQueueMaxBytes: def("IBIS_DELIVERY_QUEUE_MAX_BYTES", int(256 * MiB, MiB), "Payload bytes of the messages waiting for the store at most."),
+  deliveryMarksMax: def(
+    "IBIS_DELIVERY_MARKS_MAX",
+    int(500_000, 1000),
+    "Acknowledgement marks waiting for the store at most; beyond it the oldest are dropped (those messages are delivered again, never lost).",
+  ),
   deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
   deliveryPruneIntervalMs: def(
     "IBIS_DELIVERY_PRUNE_INTERVAL_MS",
