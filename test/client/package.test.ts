@@ -2,7 +2,7 @@
  * The SDK as a package: the minified browser bundle stays under its budget and
  * needs no Bun or Node globals; `bun run build:client` writes the browser and
  * Bun builds and the declarations; a consumer outside the repository imports
- * `ibis/client` through the package.json `exports` map, type-checks against
+ * `ibis/client` and `ibis/client/e2ee` through the package.json `exports` map, type-checks against
  * the declarations with the DOM lib only, and runs the Bun build.
  */
 import { describe, expect, test } from "bun:test";
@@ -32,9 +32,11 @@ describe("client SDK package", () => {
       writeFileSync(
         join(dir, "main.ts"),
         `import { IbisClient, CloseCode, backoffBase, type StateChange } from "ibis/client";
+import { encryptForDevices, type EncryptedParts } from "ibis/client/e2ee";
 const c = new IbisClient({ url: "http://127.0.0.1:9", deviceId: "d" });
 const s: StateChange = c.state;
-console.log(JSON.stringify([typeof IbisClient, CloseCode.Replaced, backoffBase(3), s.state]));
+const e: ((...a: Parameters<typeof encryptForDevices>) => Promise<EncryptedParts>) = encryptForDevices;
+console.log(JSON.stringify([typeof IbisClient, CloseCode.Replaced, backoffBase(3), s.state, typeof e]));
 `,
       );
       writeFileSync(
@@ -47,7 +49,7 @@ console.log(JSON.stringify([typeof IbisClient, CloseCode.Replaced, backoffBase(3
       const tsc = Bun.spawnSync([join(ROOT, "node_modules/.bin/tsc"), "-p", dir], { cwd: dir });
       expect(tsc.stdout.toString()).toBe("");
       const run = Bun.spawnSync(["bun", "main.ts"], { cwd: dir });
-      expect(JSON.parse(run.stdout.toString())).toEqual(["function", 4103, 5000, "stopped"]);
+      expect(JSON.parse(run.stdout.toString())).toEqual(["function", 4103, 5000, "stopped", "function"]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
