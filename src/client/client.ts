@@ -160,6 +160,10 @@ export class IbisClient {
       try {
         if (tokenDue(this.api.session.token)) await this.api.refresh();
         const conn = await this.#open();
+        if (!this.#running) {
+          void conn.close(); // stopped while the handshake ran
+          break;
+        }
         const openedAt = Date.now();
         this.#setState({ state: "online", attempt });
         for (const p of this.#outbox.values()) conn.send(p.msg);
@@ -190,6 +194,7 @@ export class IbisClient {
       token: s.token,
       deviceId: o.deviceId,
       deviceType: o.deviceType ?? "web",
+      // Bun: the CA given for REST (`fetchInit.tls`) is trusted for wss too.
       ...(o.fetchInit && "tls" in o.fetchInit ? { tls: o.fetchInit.tls as ConnectOptions["tls"] } : {}),
       protocols: o.protocols ?? ["svc.v2"],
       refreshToken: async () => {

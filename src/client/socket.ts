@@ -169,7 +169,11 @@ export class IbisSocket {
     const e = typeof data === "string" ? decodeText(data) : decodeBinary(new Uint8Array(data), this.#protocol === "svc.v2");
     if (e.kind === "ping" && this.opts.autoPong !== false) this.sendRaw(pongFrame(e.seq));
     if (e.kind === "message" && e.msg.action === "please_refresh_token" && this.opts.refreshToken) {
-      void this.opts.refreshToken().then((t) => this.sendRefresh(t));
+      // A failed refresh is answered by the server's 4101 close at the end of the window.
+      this.opts.refreshToken().then(
+        (t) => this.sendRefresh(t),
+        () => undefined,
+      );
     }
     this.#push(e);
   }
