@@ -106,6 +106,7 @@ describe("chat page in Chromium", () => {
       await bodies(bob.page).filter({ hasText: "hello crew" }).waitFor({ timeout: TIMEOUT });
       await send(bob.page, "hi all");
       await bodies(alice.page).filter({ hasText: "hi all" }).waitFor({ timeout: TIMEOUT });
+      await alice.page.screenshot({ path: join(ARTIFACTS, "chat-group.png") });
     },
     60_000,
   );
