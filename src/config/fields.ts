@@ -169,6 +169,12 @@ export const fields = {
   handshakePerDevice: def("IBIS_HANDSHAKE_PER_DEVICE", int(20, 1), "WebSocket handshakes per device id per 10 s."),
   handshakePerIp: def("IBIS_HANDSHAKE_PER_IP", int(600, 1), "WebSocket handshakes per IP per minute."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
+  accountWritesPerMinute: def(
+    "IBIS_ACCOUNT_WRITES_PER_MINUTE",
+    int(20, 1),
+    "Per user (or admin) per minute: profile updates, device rename and sign-out, admin suspend/unsuspend and app_upgrade broadcasts.",
+  ),
+  searchPerMinute: def("IBIS_SEARCH_PER_MINUTE", int(30, 1), "User searches (finding people) per user per minute."),
 
   wsMaxPayload: def(
     "IBIS_WS_MAX_PAYLOAD",

@@ -98,3 +98,8 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
 }
 
 export { sql };
+
+/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
+export function arrayLiteral(items: readonly string[]): string {
+  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+}

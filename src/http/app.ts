@@ -3,6 +3,7 @@ import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
 import type { Social } from "../domain/social/index.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
 import { friendRoutes } from "./routes/friend.ts";
@@ -27,6 +28,7 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", publicRoutes(services));
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
+  if (services.delivery) app.route("/", accountRoutes(services, social, services.delivery.notifier));
   app.route("/", adminRoutes(services));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));

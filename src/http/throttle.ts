@@ -18,3 +18,16 @@ export function perIpThrottle(services: Services, perMinute: number): Middleware
     await next();
   };
 }
+
+/**
+ * `perMinute` calls per key (the caller's user or admin id, from `keyOf`) for
+ * endpoints that store or fan out work; IBIS_THROTTLE_OFF lifts it. One
+ * limiter per use: each endpoint group has its own budget.
+ */
+export function perKeyThrottle<C extends Context>(services: Services, perMinute: number, keyOf: (c: C) => string): MiddlewareHandler {
+  const limiter = new WindowLimiter(perMinute, 60_000, services.now, services.config.throttleOff);
+  return async (c, next) => {
+    if (!limiter.take(keyOf(c as C))) return failureResponse(c, { kind: "rate_limited", msg: "too many requests, try again in a minute" });
+    await next();
+  };
+}

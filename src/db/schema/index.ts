@@ -4,3 +4,4 @@ export * from "./system.ts";
 export * from "./messages.ts";
 export * from "./social.ts";
 export * from "./delivery.ts";
+export * from "./accounts.ts";

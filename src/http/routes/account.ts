@@ -1,0 +1,79 @@
+import { Hono, type Context } from "hono";
+import { z } from "zod";
+import { Devices } from "../../domain/accounts/devices.ts";
+import { Profiles, SEARCHABLE_BY } from "../../domain/accounts/profiles.ts";
+import { unwrap } from "../../domain/errors.ts";
+import type { Social } from "../../domain/social/index.ts";
+import { requireId } from "../../domain/social/input.ts";
+import type { Notifier } from "../../delivery/ports.ts";
+import type { Services } from "../../services.ts";
+import { currentUser, requireUser, type AppEnv } from "../auth.ts";
+import { ok } from "../envelope.ts";
+import { parsePage, paged } from "../paging.ts";
+import { input, params } from "../params.ts";
+import { perKeyThrottle } from "../throttle.ts";
+import { userIdKeys } from "../user-id.ts";
+
+const Patch = z.object({
+  nickname: z.string().optional(),
+  avatar: z.string().optional(),
+  signature: z.string().optional(),
+  searchable_by: z.enum(SEARCHABLE_BY).optional(),
+});
+const DeviceRef = z.object({ device_id: z.string({ error: "device_id is required" }).min(1).max(128) });
+const Rename = DeviceRef.extend({ name: z.string({ error: "name is required" }) });
+
+/** Search answers are short pages: finding people is not a way to list them. */
+export const SEARCH_PAGE_MAX = 50;
+
+/** Profile, finding people and my devices (docs/accounts.md). */
+export function accountRoutes(services: Services, social: Social, notifier: Notifier): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const { store, now, log, config } = services;
+  const profiles = new Profiles({ db: store.db, now, notifier, facts: social.facts, log });
+  const devices = new Devices({ db: store.db, now, sessions: services.accounts.sessions, cutter: services.sessions, notifier, log });
+  const auth = requireUser(services);
+  const byUser = (c: Context<AppEnv>) => currentUser(c).userId.toString();
+  const writes = perKeyThrottle(services, config.accountWritesPerMinute, byUser);
+  const searches = perKeyThrottle(services, config.searchPerMinute, byUser);
+
+  app.get("/api/v1/user/profile", auth, async (c) => ok(c, unwrap(await profiles.mine(currentUser(c).userId))));
+
+  app.post("/api/v1/user/profile/update", auth, writes, async (c) => {
+    const { userId, deviceId } = currentUser(c);
+    return ok(c, unwrap(await profiles.update(userId, deviceId, input(Patch, await params(c)))));
+  });
+
+  app.get("/api/v1/user/info", auth, async (c) => {
+    const target = unwrap(requireId(await params(c), "user_id", "uid"));
+    return ok(c, unwrap(await profiles.view(currentUser(c).userId, target)));
+  });
+
+  app.get("/api/v1/user/search", auth, searches, async (c) => {
+    const p = await params(c);
+    const page = parsePage({ page: p.page, size: Math.min(Number(p.size) || 20, SEARCH_PAGE_MAX) });
+    const keyword = typeof p.keyword === "string" ? p.keyword : "";
+    const { total, list } = unwrap(await profiles.search(currentUser(c).userId, keyword, page.offset, page.size));
+    return ok(c, paged(page, total, list));
+  });
+
+  app.get("/api/v1/user/device/list", auth, async (c) => {
+    const { userId, deviceId } = currentUser(c);
+    return ok(c, { ...userIdKeys(userId), list: await devices.list(userId, deviceId, await services.sessions.onlineDevices(userId)) });
+  });
+
+  app.post("/api/v1/user/device/rename", auth, writes, async (c) => {
+    const req = input(Rename, await params(c));
+    return ok(c, unwrap(await devices.rename(currentUser(c).userId, req.device_id, req.name)));
+  });
+
+  // Remote sign-out: the device's tokens stop at once, its sockets on every node are told and closed (4104).
+  app.post("/api/v1/user/device/signout", auth, writes, async (c) => {
+    const { userId, deviceId: by } = currentUser(c);
+    const target = input(DeviceRef, await params(c)).device_id;
+    const { at } = unwrap(await devices.signOut(userId, by, target));
+    return ok(c, { ...userIdKeys(userId), device_id: target, signed_out_at: at });
+  });
+
+  return app;
+}
