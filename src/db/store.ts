@@ -103,3 +103,8 @@ export { sql };
 export function arrayLiteral(items: readonly string[]): string {
   return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
 }
+
+/** A LIKE pattern matching values that start with `text` (`%`, `_` and `\` in it match themselves). */
+export function likePrefix(text: string): string {
+  return `${text.replace(/[\\%_]/g, "\\$&")}%`;
+}

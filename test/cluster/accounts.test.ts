@@ -4,40 +4,28 @@
  * at once although that node remembered it as live (docs/accounts.md).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { testConfig } from "../../src/config/index.ts";
 import { Admins } from "../../src/domain/admin/admins.ts";
-import { startIbis, type IbisNode } from "../../src/node.ts";
+import type { IbisNode } from "../../src/node.ts";
 import { CloseCode } from "../../src/ws/close-codes.ts";
-import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
 import { openSocket, saw, signIn, uniqueAccount, type Signed } from "../support/accounts.ts";
-import { api, type TestNode } from "../support/node.ts";
-import { freshStore, storeKinds, type TestStore } from "../support/stores.ts";
+import { startTwoNodes, type TwoNodes } from "../support/cluster.ts";
+import { api } from "../support/node.ts";
+import { storeKinds } from "../support/stores.ts";
 
 for (const kind of storeKinds()) {
   describe(`accounts across two nodes [${kind} + redis]`, () => {
-    let ts: TestStore;
-    let a: TestNode, b: TestNode;
-    const prefix = uniquePrefix();
+    let nodes: TwoNodes;
+    let a: IbisNode, b: IbisNode;
     let adminCookie = "";
 
     beforeAll(async () => {
-      ts = await freshStore(kind);
-      const config = testConfig({ redisUrl: sharedRedisUrl(), redisPrefix: prefix, nodeId: undefined, heartbeatInterval: 60_000, passwordMemoryKib: 1024 });
-      const start = async (): Promise<TestNode> => ({ ...(await startIbis(config, { store: ts.store })), kind }) as TestNode;
-      a = await start();
-      b = await start();
-      await new Admins(ts.store.db, a.services.ids, Date.now, 1024).ensure("ops", "ops-password-1", "operator");
+      nodes = await startTwoNodes(kind, { passwordMemoryKib: 1024 });
+      ({ a, b } = nodes);
+      await new Admins(nodes.store.store.db, a.services.ids, Date.now, 1024).ensure("ops", "ops-password-1", "operator");
       const login = await api(a, "POST", "/api/adm/passport/login", { body: { account: "ops", pwd: "ops-password-1" } });
       adminCookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;
     });
-    afterAll(async () => {
-      await a.stop();
-      await b.stop();
-      await ts.dispose();
-      const redis = await connect();
-      await dropPrefix(redis, prefix);
-      redis.disconnect();
-    });
+    afterAll(() => nodes.stop());
     const admin = (path: string, body: unknown) => api(a, "POST", path, { body, headers: { cookie: adminCookie } });
     /** Presence of the device on `node` (its handshake finished and delivery registered it). */
     const present = async (s: Signed, node: IbisNode) => {

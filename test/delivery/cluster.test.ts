@@ -1,41 +1,22 @@
 /** Two nodes on one PostgreSQL database and one Redis: fan-out across nodes, acks, takeover. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { IbisConnection } from "../../src/client/index.ts";
-import { testConfig } from "../../src/config/index.ts";
 import { users } from "../../src/db/schema/index.ts";
-import { startIbis, type IbisNode } from "../../src/node.ts";
-import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
-import { freshStore, type TestStore } from "../support/stores.ts";
+import type { IbisNode } from "../../src/node.ts";
+import { startTwoNodes, type TwoNodes } from "../support/cluster.ts";
 import { c2c } from "../support/ws.ts";
 
 describe("delivery across two nodes [postgres + redis]", () => {
-  let ts: TestStore;
+  let nodes: TwoNodes;
   let a: IbisNode, b: IbisNode;
   const ALICE = 310000000000000001n;
   const BOB = 310000000000000002n;
-  const prefix = uniquePrefix();
   beforeAll(async () => {
-    ts = await freshStore("postgres");
-    const config = testConfig({
-      redisUrl: sharedRedisUrl(),
-      redisPrefix: prefix,
-      nodeId: undefined,
-      allowStrangers: true,
-      throttleOff: true,
-      heartbeatInterval: 60_000,
-    });
-    a = await startIbis(config, { store: ts.store });
-    b = await startIbis(config, { store: ts.store });
-    await ts.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+    nodes = await startTwoNodes("postgres", { allowStrangers: true, throttleOff: true });
+    ({ a, b } = nodes);
+    await nodes.store.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await ts.dispose();
-    const redis = await connect();
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  afterAll(() => nodes.stop());
   const open = async (node: IbisNode, user: bigint, did: string) => {
     const { token } = await node.services.tokens.pair(user, did);
     return IbisConnection.open({ url: node.url, token, deviceId: did, protocols: ["svc.v2"] });

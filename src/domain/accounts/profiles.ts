@@ -6,7 +6,7 @@
  */
 import { and, eq, inArray, isNull, ne, sql } from "drizzle-orm";
 import { friends, users } from "../../db/schema/index.ts";
-import type { Db } from "../../db/store.ts";
+import { likePrefix, type Db } from "../../db/store.ts";
 import type { Notifier } from "../../delivery/ports.ts";
 import type { Logger } from "../../log.ts";
 import { normaliseAccount } from "../auth/rules.ts";
@@ -63,8 +63,6 @@ export function checkPatch(patch: ProfilePatch): Result<ProfilePatch> {
   return ok(out);
 }
 
-/** `%`, `_` and `\` match themselves in the LIKE prefix. */
-const likePrefix = (text: string) => `${text.replace(/[\\%_]/g, "\\$&")}%`;
 
 const PROFILE = {
   id: users.id,

@@ -6,7 +6,7 @@
  */
 import { and, desc, eq, isNotNull, isNull, or, sql, type SQL } from "drizzle-orm";
 import { users } from "../../db/schema/index.ts";
-import type { Db } from "../../db/store.ts";
+import { likePrefix, type Db } from "../../db/store.ts";
 import { normaliseAccount } from "../auth/rules.ts";
 import type { SessionCutter } from "../auth/revocation.ts";
 import type { DeviceSessions } from "../auth/sessions.ts";
@@ -24,7 +24,6 @@ const STATE_WHERE: Record<UserState, SQL | undefined> = {
   deleted: isNotNull(users.deletedAt),
 };
 
-const likePrefix = (text: string) => `${text.replace(/[\\%_]/g, "\\$&")}%`;
 
 export class AdminUsers {
   constructor(

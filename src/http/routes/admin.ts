@@ -62,21 +62,23 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
     return ok(c, paged(page, total, list));
   });
 
-  app.post("/api/adm/admin/user/suspend", requirePermission("users:edit"), writes, async (c) => {
+  /** The user named by `user_id`/`uid` and the admin's optional reason. */
+  const target = async (c: Context<AdminEnv>) => {
     const p = await params(c);
-    const userId = unwrap(requireId(p, "user_id", "uid"));
-    const { reason } = input(Reason, p);
+    return { userId: unwrap(requireId(p, "user_id", "uid")), reason: input(Reason, p).reason ?? "" };
+  };
+
+  app.post("/api/adm/admin/user/suspend", requirePermission("users:edit"), writes, async (c) => {
+    const { userId, reason } = await target(c);
     const r = unwrap(await users.suspend(userId));
-    if (r.changed) await audit.record(adminId(c), "user.suspend", userId, { reason: reason ?? "" });
+    if (r.changed) await audit.record(adminId(c), "user.suspend", userId, { reason });
     return ok(c, { ...userIdKeys(userId), suspended_at: r.suspended_at });
   });
 
   app.post("/api/adm/admin/user/unsuspend", requirePermission("users:edit"), writes, async (c) => {
-    const p = await params(c);
-    const userId = unwrap(requireId(p, "user_id", "uid"));
-    const { reason } = input(Reason, p);
+    const { userId, reason } = await target(c);
     const r = unwrap(await users.unsuspend(userId));
-    if (r.changed) await audit.record(adminId(c), "user.unsuspend", userId, { reason: reason ?? "" });
+    if (r.changed) await audit.record(adminId(c), "user.unsuspend", userId, { reason });
     return ok(c, { ...userIdKeys(userId), suspended_at: null });
   });
 
