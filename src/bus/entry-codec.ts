@@ -10,7 +10,7 @@
  *   sessions:   a action, p payload JSON; optional u user, d session device, g below generation,
  *               t device type, c close code with r close reason
  */
-import type { ChatType } from "../delivery/ports.ts";
+import type { ChatType } from "../model/message.ts";
 import type { BusEntry, BusTarget, SessionsEntry, SocialChange } from "./bus.ts";
 
 export type FieldValue = string | Buffer;

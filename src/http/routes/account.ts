@@ -1,4 +1,4 @@
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { z } from "zod";
 import { Devices } from "../../domain/accounts/devices.ts";
 import { Profiles, SEARCHABLE_BY } from "../../domain/accounts/profiles.ts";
@@ -11,7 +11,7 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { parsePage, paged } from "../paging.ts";
 import { input, params } from "../params.ts";
-import { perKeyThrottle } from "../throttle.ts";
+import { perUserThrottle } from "../throttle.ts";
 import { userIdKeys } from "../user-id.ts";
 
 const Patch = z.object({
@@ -33,9 +33,8 @@ export function accountRoutes(services: Services, social: Social, notifier: Noti
   const profiles = new Profiles({ db: store.db, now, notifier, facts: social.facts, log });
   const devices = new Devices({ db: store.db, now, sessions: services.accounts.sessions, cutter: services.sessions, notifier, log });
   const auth = requireUser(services);
-  const byUser = (c: Context<AppEnv>) => currentUser(c).userId.toString();
-  const writes = perKeyThrottle(services, config.accountWritesPerMinute, byUser);
-  const searches = perKeyThrottle(services, config.searchPerMinute, byUser);
+  const writes = perUserThrottle(services, config.accountWritesPerMinute, "profile and device changes");
+  const searches = perUserThrottle(services, config.searchPerMinute, "searches");
 
   app.get("/api/v1/user/profile", auth, async (c) => ok(c, unwrap(await profiles.mine(currentUser(c).userId))));
 
