@@ -96,7 +96,7 @@ for (const kind of storeKinds()) {
     });
 
     test("search is rate-limited per user", async () => {
-      const limited = await startTestNode(kind, { searchPerMinute: 2 });
+      const limited = await startTestNode(kind, { searchPerMin: 2 });
       try {
         const u = await signIn(limited, uniqueAccount("rl"), "r1");
         const codes = [];

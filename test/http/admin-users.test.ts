@@ -69,7 +69,7 @@ for (const kind of storeKinds()) {
     });
 
     test("admin writes are throttled per admin", async () => {
-      const limited = await startTestNode(kind, { adminAccount: "root", adminPassword: "root-password-1", accountWritesPerMinute: 2 });
+      const limited = await startTestNode(kind, { adminAccount: "root", adminPassword: "root-password-1", accountWritesPerMin: 2 });
       try {
         const login = await api(limited, "POST", "/api/adm/passport/login", { body: { account: "root", pwd: "root-password-1" } });
         const cookie = (login.headers.get("set-cookie") ?? "").split(";")[0]!;

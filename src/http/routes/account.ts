@@ -33,8 +33,8 @@ export function accountRoutes(services: Services, social: Social, notifier: Noti
   const profiles = new Profiles({ db: store.db, now, notifier, facts: social.facts, log });
   const devices = new Devices({ db: store.db, now, sessions: services.accounts.sessions, cutter: services.sessions, notifier, log });
   const auth = requireUser(services);
-  const writes = perUserThrottle(services, config.accountWritesPerMinute, "profile and device changes");
-  const searches = perUserThrottle(services, config.searchPerMinute, "searches");
+  const writes = perUserThrottle(services, config.accountWritesPerMin, "profile and device changes");
+  const searches = perUserThrottle(services, config.searchPerMin, "searches");
 
   app.get("/api/v1/user/profile", auth, async (c) => ok(c, unwrap(await profiles.mine(currentUser(c).userId))));
 

@@ -36,7 +36,7 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
   const audit = new AdminAudit(store.db, ids, now);
   const users = new AdminUsers(store.db, services.accounts.sessions, services.sessions, now);
   const features = featuresFromConfig(config.features);
-  const writes = perKeyThrottle(services, config.accountWritesPerMinute, "admin changes", (c: Context<AdminEnv>) => `admin:${c.get("admin").id}`);
+  const writes = perKeyThrottle(services, config.accountWritesPerMin, "admin changes", (c: Context<AdminEnv>) => `admin:${c.get("admin").id}`);
   const adminId = (c: Context<AdminEnv>) => c.get("admin").id;
 
   app.post("/api/adm/passport/login", perIpThrottle(services, config.loginPerIp), async (c) => {
