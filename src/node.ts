@@ -14,6 +14,7 @@ import { stringifyJson } from "./protocol/json.ts";
 import { cutEntry } from "./ws/cut.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
+import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
@@ -205,7 +206,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
-  const http = createHttpApp(services, social);
+  const e2ee = await createE2ee(services, { notifier: opts.notifier ?? notifier, facts: social.facts });
+  const http = createHttpApp(services, social, e2ee);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;

@@ -259,6 +259,18 @@ export const fields = {
   ),
   tokenRefreshWindow: def("IBIS_TOKEN_REFRESH_WINDOW_MS", int(8_000, 100), "Time a client has after please_refresh_token (spec: 8 s)."),
 
+  e2eeWritesPerMinute: def(
+    "IBIS_E2EE_WRITES_PER_MINUTE",
+    int(60, 1),
+    "Per-user E2EE calls that store or fan out (key registration, trust events, shard creation and decryption, proxy keys) per minute.",
+  ),
+  e2eeTrustWindowMs: def(
+    "IBIS_E2EE_TRUST_WINDOW_MS",
+    int(300_000, 1000),
+    "A signed trust event's ts must be within this distance of server time (and newer than the device's last accepted event).",
+  ),
+  e2eeMaxProxies: def("IBIS_E2EE_MAX_PROXIES", int(10, 2, 100), "Most proxies (shards) one social-recovery set may have."),
+
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
   groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
   socialCacheTtlMs: def(

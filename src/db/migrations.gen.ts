@@ -41,7 +41,30 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0001_accounts",
+    "tag": "0001_e2ee",
+    "hash": "a227416fa9fc145443326df59893630f84839a3649501f8e192a77ba76f3257a",
+    "statements": [
+      "CREATE TABLE \"e2ee_device_key\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"ed25519\" text NOT NULL,\n\t\"curve25519\" text NOT NULL,\n\t\"wrap_key\" text NOT NULL,\n\t\"key_signature\" text NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"last_event_ts\" bigint DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\tCONSTRAINT \"e2ee_device_key_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "CREATE TABLE \"e2ee_proxy_key\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"public_key\" text NOT NULL,\n\t\"private_key_sealed\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"e2ee_shard\" (\n\t\"shard_id\" uuid PRIMARY KEY NOT NULL,\n\t\"owner_uid\" bigint NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"proxy_uid\" bigint NOT NULL,\n\t\"set_id\" uuid NOT NULL,\n\t\"threshold\" smallint NOT NULL,\n\t\"total\" smallint NOT NULL,\n\t\"status\" text DEFAULT 'active' NOT NULL,\n\t\"encrypted_shard\" text,\n\t\"encrypted_data\" text,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"trust_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"actor_uid\" bigint NOT NULL,\n\t\"actor_device_id\" varchar(128) NOT NULL,\n\t\"target_uid\" bigint NOT NULL,\n\t\"target_device_id\" varchar(128) NOT NULL,\n\t\"target_ed25519\" text NOT NULL,\n\t\"from_state\" varchar(20) NOT NULL,\n\t\"to_state\" varchar(20) NOT NULL,\n\t\"method\" varchar(40) NOT NULL,\n\t\"actor_signature\" text NOT NULL,\n\t\"ts\" bigint NOT NULL,\n\t\"created_at\" timestamp with time zone DEFAULT now() NOT NULL\n);",
+      "CREATE INDEX \"e2ee_shard_owner_idx\" ON \"e2ee_shard\" USING btree (\"owner_uid\",\"key_version\");",
+      "CREATE INDEX \"e2ee_shard_proxy_idx\" ON \"e2ee_shard\" USING btree (\"proxy_uid\",\"status\");",
+      "CREATE INDEX \"trust_audit_target_idx\" ON \"trust_audit\" USING btree (\"target_uid\",\"target_device_id\");",
+      "CREATE INDEX \"trust_audit_actor_idx\" ON \"trust_audit\" USING btree (\"actor_uid\");"
+    ]
+  },
+  {
+    "tag": "0002_e2ee_custom",
+    "hash": "1c0a5f73fde1b11be3a65f12c79451ee3326d37368c645ead591f1ff0c2cc12c",
+    "statements": [
+      "-- trust_audit is append-only (spec §2.10, §7.8), enforced by the database itself:\n-- statement-level triggers, so even an UPDATE or DELETE matching no row is refused.\nCREATE FUNCTION trust_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'trust_audit is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';\nEND\n$$;",
+      "CREATE TRIGGER trust_audit_no_update_delete BEFORE UPDATE OR DELETE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();",
+      "CREATE TRIGGER trust_audit_no_truncate BEFORE TRUNCATE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();"
+    ]
+  },
+  {
+    "tag": "0003_accounts",
     "hash": "14a8cbcdfb6c478b50321667e49c9f961932669352af1751c9e90c6ad3c2dc11",
     "statements": [
       "CREATE TABLE \"admin_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"action\" text NOT NULL,\n\t\"target_user_id\" bigint,\n\t\"detail\" text DEFAULT '{}' NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",

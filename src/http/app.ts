@@ -2,11 +2,13 @@ import { Hono } from "hono";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
+import type { E2ee } from "../domain/e2ee/index.ts";
 import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
+import { e2eeRoutes } from "./routes/e2ee.ts";
 import { friendRoutes } from "./routes/friend.ts";
 import { groupRoutes } from "./routes/group.ts";
 import { mentionRoutes } from "./routes/mention.ts";
@@ -19,7 +21,7 @@ import { publicRoutes } from "./routes/public.ts";
 import { apiSignature } from "./signature.ts";
 
 /** The REST application: one route module per area, one error mapping. */
-export function createHttpApp(services: Services, social: Social): Hono {
+export function createHttpApp(services: Services, social: Social, e2ee: E2ee): Hono {
   const app = new Hono();
   app.use("/api/*", restBodyLimit(services.config.restBodyMax));
   // Before every route: with IBIS_API_SIGNATURE on, unsigned or replayed /api/v1/* calls stop here.
@@ -35,6 +37,7 @@ export function createHttpApp(services: Services, social: Social): Hono {
   app.route("/", logoutRoutes(services));
   if (services.delivery) app.route("/", accountRoutes(services, social, services.delivery.notifier));
   app.route("/", adminRoutes(services));
+  app.route("/", e2eeRoutes(services, e2ee));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));

@@ -4,4 +4,5 @@ export * from "./system.ts";
 export * from "./messages.ts";
 export * from "./social.ts";
 export * from "./delivery.ts";
+export * from "./e2ee.ts";
 export * from "./accounts.ts";
