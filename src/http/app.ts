@@ -5,6 +5,7 @@ import { onError } from "./errors.ts";
 import type { E2ee } from "../domain/e2ee/index.ts";
 import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
+import { Devices } from "../domain/accounts/devices.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
@@ -35,9 +36,11 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   app.route("/", publicRoutes(services));
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
-  if (services.delivery) app.route("/", accountRoutes(services, social, services.delivery.notifier));
+  // My devices: the account routes list, rename and sign out; E2EE's device destruction signs out too.
+  const devices = services.delivery && new Devices({ db: services.store.db, now: services.now, log: services.log, sessions: services.accounts.sessions, cutter: services.sessions, notifier: services.delivery.notifier });
+  if (devices) app.route("/", accountRoutes(services, social, devices));
   app.route("/", adminRoutes(services));
-  app.route("/", e2eeRoutes(services, e2ee));
+  app.route("/", e2eeRoutes(services, e2ee, devices));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));

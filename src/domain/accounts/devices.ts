@@ -44,6 +44,11 @@ export interface DeviceItem {
 export class Devices {
   constructor(private readonly d: DevicesDeps) {}
 
+  /** The S2C emitter the devices' notices go through (profiles share it). */
+  get notifier(): Notifier {
+    return this.d.notifier;
+  }
+
   /** Most recently seen first. `online`: the device ids connected now on any node (presence). */
   async list(userId: bigint, currentDevice: string, online: ReadonlySet<string>): Promise<DeviceItem[]> {
     const rows = await this.d.db

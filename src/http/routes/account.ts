@@ -1,11 +1,10 @@
 import { Hono } from "hono";
 import { z } from "zod";
-import { Devices } from "../../domain/accounts/devices.ts";
+import type { Devices } from "../../domain/accounts/devices.ts";
 import { Profiles, SEARCHABLE_BY } from "../../domain/accounts/profiles.ts";
 import { unwrap } from "../../domain/errors.ts";
 import type { Social } from "../../domain/social/index.ts";
 import { requireId } from "../../domain/social/input.ts";
-import type { Notifier } from "../../delivery/ports.ts";
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
@@ -27,11 +26,10 @@ const Rename = DeviceRef.extend({ name: z.string({ error: "name is required" }) 
 export const SEARCH_PAGE_MAX = 50;
 
 /** Profile, finding people and my devices (docs/accounts.md). */
-export function accountRoutes(services: Services, social: Social, notifier: Notifier): Hono<AppEnv> {
+export function accountRoutes(services: Services, social: Social, devices: Devices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { store, now, log, config } = services;
-  const profiles = new Profiles({ db: store.db, now, notifier, facts: social.facts, log });
-  const devices = new Devices({ db: store.db, now, sessions: services.accounts.sessions, cutter: services.sessions, notifier, log });
+  const profiles = new Profiles({ db: store.db, now, notifier: devices.notifier, facts: social.facts, log });
   const auth = requireUser(services);
   const writes = perUserThrottle(services, config.accountWritesPerMin, "profile and device changes");
   const searches = perUserThrottle(services, config.searchPerMin, "searches");
