@@ -64,7 +64,15 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0003_accounts",
+    "tag": "0003_attachments",
+    "hash": "be371a7cf0827693610c9a7976f4d63781736fd301c82194c526e90009c7cc71",
+    "statements": [
+      "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
+      "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0004_accounts",
     "hash": "14a8cbcdfb6c478b50321667e49c9f961932669352af1751c9e90c6ad3c2dc11",
     "statements": [
       "CREATE TABLE \"admin_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"action\" text NOT NULL,\n\t\"target_user_id\" bigint,\n\t\"detail\" text DEFAULT '{}' NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",

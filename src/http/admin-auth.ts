@@ -6,6 +6,7 @@ import { can, type Permission } from "../domain/admin/roles.ts";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { unauthorized } from "./auth.ts";
+import { secured } from "./openapi.ts";
 
 export const ADMIN_COOKIE = "ibis_admin";
 export type AdminEnv = { Variables: { admin: Admin }; Bindings: { ip?: string } };
@@ -44,13 +45,13 @@ export async function endAdminSession(c: Context, services: Services, sessions: 
 
 /** Unauthenticated admin API calls: 401 JSON in the pre-business shape. */
 export function requireAdmin(services: Services, sessions: AdminSessions): MiddlewareHandler<AdminEnv> {
-  return async (c, next) => {
+  return secured("adminCookie", async (c, next) => {
     const id = await cookieSession(c, services);
     const admin = id === undefined ? undefined : await sessions.find(id);
     if (!admin) return unauthorized(c, "admin login required");
     c.set("admin", admin);
     await next();
-  };
+  });
 }
 
 /** Without the permission: code 403 with an empty payload (spec §5.4). */

@@ -2,6 +2,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { Services } from "../services.ts";
 import { VERDICT_REFUSAL } from "../domain/auth/liveness.ts";
 import { json, preBusinessError } from "./envelope.ts";
+import { secured } from "./openapi.ts";
 
 export interface AuthUser {
   readonly userId: bigint;
@@ -27,7 +28,7 @@ export function unauthorized(c: Context, content: string, title = "unauthorized"
 
 /** Access-token check for every authenticated route (spec §5.1, §5.3). */
 export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return secured("bearer", async (c, next) => {
     const token = bearer(c.req.header("authorization"));
     if (!token) return unauthorized(c, "missing bearer token");
     const claims = await services.tokens.verify(token, "access");
@@ -39,7 +40,7 @@ export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
     if (verdict !== "ok") return unauthorized(c, VERDICT_REFUSAL[verdict][1], VERDICT_REFUSAL[verdict][0]);
     c.set("user", { userId, deviceId, gen });
     await next();
-  };
+  });
 }
 
 export const currentUser = (c: Context<AppEnv>): AuthUser => c.get("user");

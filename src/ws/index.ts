@@ -7,6 +7,7 @@
 import type { Server, WebSocketHandler } from "bun";
 import type { SessionsEntry } from "../bus/bus.ts";
 import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
+import { metrics } from "../metrics/index.ts";
 import type { Services } from "../services.ts";
 import { CloseCode } from "./close-codes.ts";
 import { Conn, handlingMessageOf, type ConnContext } from "./conn.ts";
@@ -122,11 +123,13 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   ];
   for (const t of timers) t.unref();
 
-  const reject = (status: number, title: string, content: string) =>
-    new Response(connectionError(status, title, content, now()), {
+  const reject = (status: number, title: string, content: string) => {
+    metrics.wsRefused(status);
+    return new Response(connectionError(status, title, content, now()), {
       status,
       headers: { "content-type": "application/json; charset=utf-8" },
     });
+  };
 
   return {
     registry: hub,
@@ -189,6 +192,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         if (conn.proto === Proto.V2) ws.subscribe(V2_TOPIC);
         expiry.track(conn);
         conn.opened = true;
+        metrics.wsOpened(conn.proto);
         engine.onOpen(conn);
       },
 
@@ -209,7 +213,9 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         conn.closing = true;
         hub.remove(conn);
         expiry.forget(conn);
-        if (conn.opened) engine.onClose(conn);
+        if (!conn.opened) return;
+        metrics.wsClosed(conn.proto);
+        engine.onClose(conn);
       },
     },
 

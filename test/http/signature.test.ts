@@ -84,5 +84,5 @@ describe("request signatures across nodes (Redis)", () => {
       await a.stop();
       await b.stop();
     }
-  }, 20_000); // two nodes on fresh databases: several seconds on a loaded box
+  }, 30_000);
 });

@@ -5,4 +5,5 @@ export * from "./messages.ts";
 export * from "./social.ts";
 export * from "./delivery.ts";
 export * from "./e2ee.ts";
+export * from "./attachments.ts";
 export * from "./accounts.ts";
