@@ -12,6 +12,7 @@ import type { Services } from "../../services.ts";
 import { DEVICE_TYPES } from "../../ws/handshake.ts";
 import { endAdminSession, requireAdmin, requirePermission, startAdminSession, type AdminEnv } from "../admin-auth.ts";
 import { ok } from "../envelope.ts";
+import { schema } from "../openapi.ts";
 import { parsePage, paged } from "../paging.ts";
 import { body, input, params } from "../params.ts";
 import { perIpThrottle, perKeyThrottle } from "../throttle.ts";
@@ -54,7 +55,7 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
   app.use("/api/adm/admin/*", requireAdmin(services, sessions));
   app.get("/api/adm/admin/config/features", requirePermission("settings:view"), (c) => ok(c, features));
 
-  app.get("/api/adm/admin/user/page", requirePermission("users:view"), async (c) => {
+  app.get("/api/adm/admin/user/page", requirePermission("users:view"), schema({ summary: "Users: search by id, account or nickname prefix, by state (users:view)" }), async (c) => {
     const p = await params(c);
     const q = input(UserQuery, p);
     const page = parsePage(p);
@@ -68,14 +69,14 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
     return { userId: unwrap(requireId(p, "user_id", "uid")), reason: input(Reason, p).reason ?? "" };
   };
 
-  app.post("/api/adm/admin/user/suspend", requirePermission("users:edit"), writes, async (c) => {
+  app.post("/api/adm/admin/user/suspend", requirePermission("users:edit"), writes, schema({ summary: "Suspend a user: sessions revoked, sockets cut everywhere (users:edit)" }), async (c) => {
     const { userId, reason } = await target(c);
     const r = unwrap(await users.suspend(userId));
     if (r.changed) await audit.record(adminId(c), "user.suspend", userId, { reason });
     return ok(c, { ...userIdKeys(userId), suspended_at: r.suspended_at });
   });
 
-  app.post("/api/adm/admin/user/unsuspend", requirePermission("users:edit"), writes, async (c) => {
+  app.post("/api/adm/admin/user/unsuspend", requirePermission("users:edit"), writes, schema({ summary: "Unsuspend a user (users:edit)" }), async (c) => {
     const { userId, reason } = await target(c);
     const r = unwrap(await users.unsuspend(userId));
     if (r.changed) await audit.record(adminId(c), "user.unsuspend", userId, { reason });
@@ -83,7 +84,7 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
   });
 
   // An upgrade notice to every device of one platform connected now, on every node (not stored).
-  app.post("/api/adm/admin/app_upgrade", requirePermission("broadcast:send"), writes, async (c) => {
+  app.post("/api/adm/admin/app_upgrade", requirePermission("broadcast:send"), writes, schema({ summary: "S2C app_upgrade to every connected device of one type (broadcast:send)", body: Upgrade }), async (c) => {
     const req = input(Upgrade, await params(c));
     const payload = { device_type: req.device_type, min_version: req.min_version, message: req.message ?? "", url: req.url ?? "", sent_at: now() };
     services.sessions.tellDeviceType(req.device_type, "app_upgrade", payload);
@@ -91,7 +92,7 @@ export function adminRoutes(services: Services): Hono<AdminEnv> {
     return ok(c, payload);
   });
 
-  app.get("/api/adm/admin/audit/page", requirePermission("admins:manage"), async (c) => {
+  app.get("/api/adm/admin/audit/page", requirePermission("admins:manage"), schema({ summary: "Admin audit rows, newest first (admins:manage)" }), async (c) => {
     const p = await params(c);
     const page = parsePage(p);
     const target = unwrap(optionalId(p, "user_id", "uid"));

@@ -82,7 +82,7 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
   });
 
   // Logout of this device: every token of its session stops working and its sockets close, on every node.
-  app.post("/api/v1/passport/logout", requireUser(services), async (c) => {
+  app.post("/api/v1/passport/logout", requireUser(services), schema({ summary: "Log out this device: its tokens revoked, its sockets closed 4104 on every node" }), async (c) => {
     const { userId, deviceId } = currentUser(c);
     const gen = await accounts.sessions.revoke(userId, deviceId);
     services.sessions.cut({ userId, deviceId, belowGen: gen, reason: "logout" });
