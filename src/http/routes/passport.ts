@@ -4,6 +4,7 @@ import { deviceOf } from "../../domain/auth/rules.ts";
 import { fail, ok as okResult, unwrap, type Result } from "../../domain/errors.ts";
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, unauthorized, type AppEnv } from "../auth.ts";
+import { VERDICT_REFUSAL } from "../../domain/auth/liveness.ts";
 import type { RefreshRefusal } from "../../domain/auth/sessions.ts";
 import { ok } from "../envelope.ts";
 import { body } from "../params.ts";
@@ -20,8 +21,8 @@ const Credentials = z.object({
 });
 
 const REFRESH_REFUSAL: Record<RefreshRefusal["reason"], readonly [title: string, content: string]> = {
-  gone: ["unauthorized", "account does not exist"],
-  suspended: ["account_suspended", "this account is suspended"],
+  gone: VERDICT_REFUSAL.gone,
+  suspended: VERDICT_REFUSAL.suspended,
   revoked: ["unauthorized", "refresh token revoked or already used: sign in again"],
   reused: ["unauthorized", "refresh token already used: the session is revoked, sign in again"],
 };
