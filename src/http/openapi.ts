@@ -10,7 +10,7 @@
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
 import { stringifyJson } from "../protocol/json.ts";
-import { body, input } from "./params.ts";
+import { body, input, query } from "./params.ts";
 
 export interface RouteDoc {
   readonly summary?: string;
@@ -34,7 +34,7 @@ const VALID = "ibis.valid";
  */
 export function schema(doc: RouteDoc): MiddlewareHandler {
   const mw: MiddlewareHandler = async (c, next) => {
-    if (doc.query) c.set(VALID as never, input(doc.query, c.req.query()) as never);
+    if (doc.query) c.set(VALID as never, input(doc.query, query(c)) as never);
     if (doc.body) c.set(VALID as never, input(doc.body, await body(c)) as never);
     await next();
   };
