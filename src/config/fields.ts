@@ -289,7 +289,11 @@ export const fields = {
   e2eeMaxProxies: def("IBIS_E2EE_MAX_PROXIES", int(10, 2, 100), "Most proxies (shards) one social-recovery set may have."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
-  groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
+  groupSelfJoin: def(
+    "IBIS_GROUP_SELF_JOIN",
+    bool(false),
+    "Let a user join a group by its id without an invitation; off: a self-join is a request the owner or a manager admits (docs/social.md).",
+  ),
   socialCacheTtlMs: def(
     "IBIS_SOCIAL_CACHE_TTL_MS",
     int(30_000, 0),

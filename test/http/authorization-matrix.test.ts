@@ -97,8 +97,9 @@ const MATRIX: Record<string, Row> = {
   "POST /api/v1/group/edit":              { args: (f) => ({ gid: f.gid, title: "renamed" }), expect: [401, 943, 943, 403, 0, 401] },
   "POST /api/v1/group_member/role":       { args: (f) => ({ gid: f.gid, user_id: f.M.id, role: "manager" }), expect: [401, 943, 943, 403, 0, 401] },
   "POST /api/v1/group/dissolve":          { args: (f) => ({ gid: f.gid }), expect: [401, 943, 943, 403, 0, 401] },
-  // Adding U: U may add itself (IBIS_GROUP_SELF_JOIN), a non-member may not add anyone, then U is in (409).
-  "POST /api/v1/group_member/join":       { args: (f) => ({ gid: f.gid, member_uids: [f.U.id] }), expect: [401, 0, 943, 409, 409, 401] },
+  // Adding U: U's own call is a request (self-join is off by default), a non-member may not add anyone, the
+  // member's invitation admits U, then U is in (409).
+  "POST /api/v1/group_member/join":       { args: (f) => ({ gid: f.gid, member_uids: [f.U.id] }), expect: [401, 0, 943, 0, 409, 401] },
   // The owner cannot leave (dissolve or hand over first).
   "POST /api/v1/group_member/leave":      { args: (f) => ({ gid: f.gid }), expect: [401, 943, 943, 0, 403, 401] },
   "POST /api/v1/mention/suggest":         { args: (f) => ({ gid: f.gid, keyword: "" }), expect: [401, 943, 943, 0, 0, 401] },
