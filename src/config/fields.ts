@@ -254,6 +254,12 @@ export const fields = {
   ),
   restBodyMax: def("IBIS_REST_BODY_MAX", int(MiB, 1024), "Largest REST request body in bytes (413 above it)."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
+  accountWritesPerMin: def(
+    "IBIS_ACCOUNT_WRITES_PER_MIN",
+    int(20, 1),
+    "Per user (or admin) per minute: profile updates, device rename and sign-out, admin suspend/unsuspend and app_upgrade broadcasts.",
+  ),
+  searchPerMin: def("IBIS_SEARCH_PER_MIN", int(30, 1), "User searches (finding people) per user per minute."),
 
   wsMaxPayload: def(
     "IBIS_WS_MAX_PAYLOAD",
@@ -283,7 +289,11 @@ export const fields = {
   e2eeMaxProxies: def("IBIS_E2EE_MAX_PROXIES", int(10, 2, 100), "Most proxies (shards) one social-recovery set may have."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
-  groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
+  groupSelfJoin: def(
+    "IBIS_GROUP_SELF_JOIN",
+    bool(false),
+    "Let a user join a group by its id without an invitation; off: a self-join is a request the owner or a manager admits (docs/social.md).",
+  ),
   socialCacheTtlMs: def(
     "IBIS_SOCIAL_CACHE_TTL_MS",
     int(30_000, 0),

@@ -6,3 +6,5 @@ export * from "./social.ts";
 export * from "./delivery.ts";
 export * from "./e2ee.ts";
 export * from "./attachments.ts";
+export * from "./timeline.ts";
+export * from "./accounts.ts";
