@@ -19,6 +19,7 @@ export type FailureKind =
   | "permission_denied"
   | "e2ee_key_not_found"
   | "e2ee_decryption_failed"
+  | "account_suspended"
   // Channels (spec §7.3; docs/channels.md): stable business codes 960–974.
   | "channel_id_empty"
   | "user_id_empty"

@@ -7,6 +7,8 @@ import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
 import type { Channels } from "../domain/channels/index.ts";
 import { channelRoutes } from "./routes/channel.ts";
+import { Devices } from "../domain/accounts/devices.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
 import { e2eeRoutes } from "./routes/e2ee.ts";
@@ -43,8 +45,11 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee, ch
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
   app.route("/", attachmentRoutes(services));
+  // My devices: the account routes list, rename and sign out; E2EE's device destruction signs out too.
+  const devices = services.delivery && new Devices({ db: services.store.db, now: services.now, log: services.log, sessions: services.accounts.sessions, cutter: services.sessions, notifier: services.delivery.notifier });
+  if (devices) app.route("/", accountRoutes(services, social, devices));
   app.route("/", adminRoutes(services));
-  app.route("/", e2eeRoutes(services, e2ee));
+  app.route("/", e2eeRoutes(services, e2ee, devices));
   app.route("/", channelRoutes(services, channels));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   // Generated from the route table on first request, when every route above is registered (docs/http.md).

@@ -8,3 +8,4 @@ export * from "./channels.ts";
 export * from "./e2ee.ts";
 export * from "./attachments.ts";
 export * from "./timeline.ts";
+export * from "./accounts.ts";
