@@ -1,9 +1,9 @@
 /**
  * Protobuf wire codec of `ibis.v2.Message` and `ibis.v2.ClientAck`
- * (proto/ibis/v2/message.proto), written on protobuf-es's BinaryWriter /
- * BinaryReader instead of the reflective create/toBinary/fromBinary: about
- * 4× faster, one object per decode, and the encoder can leave room for the
- * svc.v2 header so one buffer serves svc-protobuf and svc.v2. The generated
+ * (proto/ibis/v2/message.proto), written by hand (Message encoder) and on
+ * protobuf-es's BinaryReader instead of the reflective create/toBinary/fromBinary:
+ * one object per decode, one exactly sized buffer per encode, and the encoder can
+ * leave room for the svc.v2 header so one buffer serves svc-protobuf and svc.v2. The generated
  * schema stays the reference: test/protocol/pb.test.ts checks byte equality
  * with toBinary, round trips through fromBinary and the schema's field list.
  */
@@ -79,11 +79,16 @@ const SINT64_MAX = (1n << 63n) - 1n;
 const DIGITS = /^\d+$/;
 
 // ---- encode ----------------------------------------------------------------------
+//
+// The Message encoder sizes the message first and writes it into ONE buffer of
+// exactly that size (with `reserve` bytes of room in front): no writer chunks,
+// no final concatenation, and a 16 MiB payload is copied once (UTF-16 → UTF-8
+// straight into place). test/protocol/pb.test.ts checks it byte for byte
+// against protobuf-es toBinary.
 
-// One writer reused across calls (encoding is synchronous); dropped after a
-// large message so its grown buffer is not kept for the process lifetime.
-let writer = new BinaryWriter();
-const WRITER_KEEP_MAX = 1024 * 1024;
+const encoder = new TextEncoder();
+/** Below this many UTF-16 units a string is measured and written by hand; above, natively. */
+const SHORT_STRING = 64;
 
 function sint64(v: bigint, name: string): bigint {
   if (v < SINT64_MIN || v > SINT64_MAX) throw new RangeError(`${name} ${v} outside sint64`);
@@ -99,21 +104,144 @@ function createdAtMs(v: string | number | undefined): number | bigint {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-function writeE2ee(w: BinaryWriter, e: E2eeMeta): void {
-  w.tag(MESSAGE_FIELDS.e2ee, Bytes).fork();
-  if (e.e2ee) w.tag(E2EE_FIELDS.e2ee, Varint).bool(true);
-  if (e.e2ee_ver) w.tag(E2EE_FIELDS.e2ee_ver, Varint).int32(e.e2ee_ver);
-  if (e.e2ee_suite) w.tag(E2EE_FIELDS.e2ee_suite, Bytes).string(e.e2ee_suite);
-  if (e.nonce) w.tag(E2EE_FIELDS.nonce, Bytes).string(e.nonce);
-  for (const k of e.keys) {
-    w.tag(E2EE_FIELDS.keys, Bytes).fork();
-    if (k.did) w.tag(E2EE_KEY_FIELDS.did, Bytes).string(k.did);
-    if (k.kid !== undefined) w.tag(E2EE_KEY_FIELDS.kid, Bytes).string(k.kid); // explicit presence
-    if (k.wrap_alg) w.tag(E2EE_KEY_FIELDS.wrap_alg, Bytes).string(k.wrap_alg);
-    if (k.ek) w.tag(E2EE_KEY_FIELDS.ek, Bytes).string(k.ek);
-    w.join();
+/** UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD, 3 bytes). */
+function utf8Length(s: string): number {
+  if (s.length > SHORT_STRING) return Buffer.byteLength(s, "utf8");
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
   }
-  w.join();
+  return n;
+}
+
+/** A 64-bit varint as two uint32 halves (protobuf-es writes int64/sint64 this way). */
+interface U64 {
+  lo: number;
+  hi: number;
+}
+const U32 = 0x1_0000_0000;
+
+function u64OfBigint(v: bigint): U64 {
+  const u = BigInt.asUintN(64, v);
+  return { lo: Number(u & 0xffffffffn), hi: Number(u >> 32n) };
+}
+
+/** int64 of a number or bigint (two's complement for negatives). */
+function int64(v: number | bigint): U64 {
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER) return { lo: v % U32, hi: Math.floor(v / U32) };
+  return u64OfBigint(BigInt(v));
+}
+
+const zigzag = (v: bigint): U64 => u64OfBigint(v >= 0n ? v << 1n : ((-v) << 1n) - 1n);
+/** int32 as protobuf writes it: negatives sign-extended to 10 bytes. */
+const int32 = (v: number): U64 => (v >= 0 ? { lo: v, hi: 0 } : { lo: v >>> 0, hi: 0xffffffff });
+
+function varintSize(v: U64): number {
+  let { lo, hi } = v;
+  let n = 1;
+  while (hi !== 0 || lo > 127) {
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+    hi >>>= 7;
+    n++;
+  }
+  return n;
+}
+const uintSize = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
+
+/** Cursor over the output buffer. */
+class Out {
+  pos: number;
+  constructor(
+    readonly buf: Uint8Array,
+    pos: number,
+  ) {
+    this.pos = pos;
+  }
+  byte(b: number): void {
+    this.buf[this.pos++] = b;
+  }
+  uint(n: number): void {
+    while (n > 127) {
+      this.buf[this.pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    this.buf[this.pos++] = n;
+  }
+  varint(v: U64): void {
+    let { lo, hi } = v;
+    while (hi !== 0 || lo > 127) {
+      this.buf[this.pos++] = (lo & 0x7f) | 0x80;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    this.buf[this.pos++] = lo;
+  }
+  /** A length-delimited string whose UTF-8 length `len` is known. */
+  string(s: string, len: number): void {
+    this.uint(len);
+    if (len === s.length) {
+      // ASCII (UTF-8 length = UTF-16 length only when every unit is below 0x80)
+      if (len <= SHORT_STRING) {
+        for (let i = 0; i < len; i++) this.buf[this.pos++] = s.charCodeAt(i);
+        return;
+      }
+    }
+    encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + len));
+    this.pos += len;
+  }
+}
+
+const tagSize = (no: number) => (no < 16 ? 1 : 2);
+const bytesField = (no: number, len: number) => tagSize(no) + uintSize(len) + len;
+const KEY = (no: number, wire: WireType) => (no << 3) | wire;
+
+interface E2eeSized {
+  readonly ver: U64 | undefined;
+  readonly suite: number;
+  readonly nonce: number;
+  readonly keys: { did: number; kid: number; wrap: number; ek: number; size: number }[];
+  readonly size: number;
+}
+
+function sizeE2ee(e: E2eeMeta): E2eeSized {
+  const ver = e.e2ee_ver ? int32(e.e2ee_ver) : undefined;
+  const suite = e.e2ee_suite ? utf8Length(e.e2ee_suite) : -1;
+  const nonce = e.nonce ? utf8Length(e.nonce) : -1;
+  let size = (e.e2ee ? 2 : 0) + (ver ? 1 + varintSize(ver) : 0) + (suite >= 0 ? bytesField(3, suite) : 0) + (nonce >= 0 ? bytesField(4, nonce) : 0);
+  const keys = e.keys.map((k) => {
+    const did = k.did ? utf8Length(k.did) : -1;
+    const kid = k.kid !== undefined ? utf8Length(k.kid) : -1; // explicit presence
+    const wrap = k.wrap_alg ? utf8Length(k.wrap_alg) : -1;
+    const ek = k.ek ? utf8Length(k.ek) : -1;
+    const inner = (did >= 0 ? bytesField(1, did) : 0) + (kid >= 0 ? bytesField(2, kid) : 0) + (wrap >= 0 ? bytesField(3, wrap) : 0) + (ek >= 0 ? bytesField(4, ek) : 0);
+    size += bytesField(5, inner);
+    return { did, kid, wrap, ek, size: inner };
+  });
+  return { ver, suite, nonce, keys, size };
+}
+
+function writeE2ee(o: Out, e: E2eeMeta, z: E2eeSized): void {
+  o.byte(KEY(MESSAGE_FIELDS.e2ee, Bytes));
+  o.uint(z.size);
+  if (e.e2ee) o.byte(KEY(E2EE_FIELDS.e2ee, Varint)), o.byte(1);
+  if (z.ver) o.byte(KEY(E2EE_FIELDS.e2ee_ver, Varint)), o.varint(z.ver);
+  if (z.suite >= 0) o.byte(KEY(E2EE_FIELDS.e2ee_suite, Bytes)), o.string(e.e2ee_suite, z.suite);
+  if (z.nonce >= 0) o.byte(KEY(E2EE_FIELDS.nonce, Bytes)), o.string(e.nonce, z.nonce);
+  e.keys.forEach((k, i) => {
+    const s = z.keys[i]!;
+    o.byte(KEY(E2EE_FIELDS.keys, Bytes));
+    o.uint(s.size);
+    if (s.did >= 0) o.byte(KEY(E2EE_KEY_FIELDS.did, Bytes)), o.string(k.did, s.did);
+    if (s.kid >= 0) o.byte(KEY(E2EE_KEY_FIELDS.kid, Bytes)), o.string(k.kid!, s.kid);
+    if (s.wrap >= 0) o.byte(KEY(E2EE_KEY_FIELDS.wrap_alg, Bytes)), o.string(k.wrap_alg, s.wrap);
+    if (s.ek >= 0) o.byte(KEY(E2EE_KEY_FIELDS.ek, Bytes)), o.string(k.ek, s.ek);
+  });
 }
 
 /**
@@ -127,30 +255,49 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
   if (type === undefined) throw new TypeError(`type ${msg.type} has no protobuf form`);
   const msgType = own(MSG_TYPE, msg.msg_type ?? "");
   if (msgType === undefined) throw new TypeError(`msg_type ${msg.msg_type} has no protobuf form`);
+  const e2ee = msg.e2ee;
+  if (e2ee && e2ee.e2ee_ver && (!Number.isInteger(e2ee.e2ee_ver) || e2ee.e2ee_ver < -(2 ** 31) || e2ee.e2ee_ver > 2 ** 31 - 1)) {
+    throw new RangeError(`e2ee_ver ${e2ee.e2ee_ver} outside int32`);
+  }
   const payload = msg.payloadJson ?? (msg.payload === undefined ? undefined : stringifyJson(msg.payload));
   const createdAt = createdAtMs(msg.created_at);
 
-  const w = writer;
-  try {
-    if (reserve > 0) w.raw(new Uint8Array(reserve));
-    if (msg.id) w.tag(MESSAGE_FIELDS.id, Bytes).string(msg.id);
-    if (type) w.tag(MESSAGE_FIELDS.type, Varint).int32(type);
-    if (msg.from) w.tag(MESSAGE_FIELDS.from, Varint).sint64(sint64(msg.from, "from"));
-    if (msg.to) w.tag(MESSAGE_FIELDS.to, Varint).sint64(sint64(msg.to, "to"));
-    if (msgType) w.tag(MESSAGE_FIELDS.msg_type, Varint).int32(msgType);
-    if (msg.action) w.tag(MESSAGE_FIELDS.action, Bytes).string(msg.action);
-    if (payload) w.tag(MESSAGE_FIELDS.payload, Bytes).string(payload); // UTF-8 length-delimited = bytes
-    if (msg.server_ts) w.tag(MESSAGE_FIELDS.server_ts, Varint).int64(msg.server_ts);
-    if (createdAt) w.tag(MESSAGE_FIELDS.created_at, Varint).int64(createdAt);
-    if (msg.e2ee) writeE2ee(w, msg.e2ee);
-    if (msg.in_reply_to) w.tag(MESSAGE_FIELDS.in_reply_to, Bytes).string(msg.in_reply_to);
-    const out = w.finish();
-    if (out.length > WRITER_KEEP_MAX) writer = new BinaryWriter();
-    return out;
-  } catch (e) {
-    writer = new BinaryWriter(); // half-written state
-    throw e;
-  }
+  // Sizes (−1: field absent), in field order.
+  const id = msg.id ? utf8Length(msg.id) : -1;
+  const from = msg.from ? zigzag(sint64(msg.from, "from")) : undefined;
+  const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
+  const action = msg.action ? utf8Length(msg.action) : -1;
+  const body = payload ? utf8Length(payload) : -1;
+  const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
+  const created = createdAt ? int64(createdAt) : undefined;
+  const z = e2ee ? sizeE2ee(e2ee) : undefined;
+  const reply = msg.in_reply_to ? utf8Length(msg.in_reply_to) : -1;
+  const size =
+    (id >= 0 ? bytesField(1, id) : 0) +
+    (type ? 1 + uintSize(type) : 0) +
+    (from ? 1 + varintSize(from) : 0) +
+    (to ? 1 + varintSize(to) : 0) +
+    (msgType ? 1 + uintSize(msgType) : 0) +
+    (action >= 0 ? bytesField(6, action) : 0) +
+    (body >= 0 ? bytesField(7, body) : 0) +
+    (serverTs ? 1 + varintSize(serverTs) : 0) +
+    (created ? 1 + varintSize(created) : 0) +
+    (z ? bytesField(10, z.size) : 0) +
+    (reply >= 0 ? bytesField(11, reply) : 0);
+
+  const o = new Out(new Uint8Array(reserve + size), reserve);
+  if (id >= 0) o.byte(KEY(MESSAGE_FIELDS.id, Bytes)), o.string(msg.id, id);
+  if (type) o.byte(KEY(MESSAGE_FIELDS.type, Varint)), o.uint(type);
+  if (from) o.byte(KEY(MESSAGE_FIELDS.from, Varint)), o.varint(from);
+  if (to) o.byte(KEY(MESSAGE_FIELDS.to, Varint)), o.varint(to);
+  if (msgType) o.byte(KEY(MESSAGE_FIELDS.msg_type, Varint)), o.uint(msgType);
+  if (action >= 0) o.byte(KEY(MESSAGE_FIELDS.action, Bytes)), o.string(msg.action!, action);
+  if (body >= 0) o.byte(KEY(MESSAGE_FIELDS.payload, Bytes)), o.string(payload!, body); // UTF-8 length-delimited = bytes
+  if (serverTs) o.byte(KEY(MESSAGE_FIELDS.server_ts, Varint)), o.varint(serverTs);
+  if (created) o.byte(KEY(MESSAGE_FIELDS.created_at, Varint)), o.varint(created);
+  if (z) writeE2ee(o, e2ee!, z);
+  if (reply >= 0) o.byte(KEY(MESSAGE_FIELDS.in_reply_to, Bytes)), o.string(msg.in_reply_to!, reply);
+  return o.buf;
 }
 
 export function encodeClientAckPb(ack: { type: ChatType; msgId: string; did: string }): Uint8Array {
