@@ -13,6 +13,7 @@ import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
 import { preBusinessError } from "./http/envelope.ts";
+import { localWsUrl } from "./domain/init/init-data.ts";
 import { IdGenerator } from "./ids/tsid.ts";
 import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
@@ -46,7 +47,7 @@ export interface IbisNode {
   /** The WebSocket transport (session registry, tell, sweep). */
   readonly ws: WsTransport;
   readonly port: number;
-  /** http://host:port of this node (loopback when listening on all interfaces). */
+  /** http(s)://host:port of this node (loopback when listening on all interfaces). */
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
@@ -105,6 +106,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     bus: cluster.bus,
     presence: cluster.presence,
     marks: cluster.marks,
+    redis: cluster.redis,
     lifecycle: cluster,
   };
   // The delivery engine handles what other nodes send (deliver, kick, ack, pull), the social caches
@@ -175,10 +177,14 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
+  // Filled in once the port is bound (PORT=0 picks one): init's ws_url when IBIS_PUBLIC_WS_URL is empty.
+  let ownWsUrl = "";
+  const tls = config.tlsCert ? { cert: Bun.file(config.tlsCert), key: Bun.file(config.tlsKey) } : undefined;
   try {
     server = Bun.serve<Conn>({
       hostname: config.host,
       port: config.port,
+      tls,
       maxRequestBodySize: config.wsMaxPayload,
       // Several worker processes share the port (src/cluster/workers.ts).
       reusePort: config.workers > 1,
@@ -188,7 +194,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
           if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
           return transport.upgrade(req, srv);
         }
-        return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "" });
+        return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "", wsUrl: ownWsUrl });
       },
       websocket: transport.websocket,
     });
@@ -204,6 +210,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   }
   const port = server.port!;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
+  ownWsUrl = localWsUrl(config.host, port, tls !== undefined);
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });
 
   let stopped = false;
@@ -212,7 +219,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     server,
     ws,
     port,
-    url: `http://${host}:${port}`,
+    url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
     async stop() {
       if (stopped) return;

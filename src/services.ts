@@ -1,3 +1,4 @@
+import type Redis from "ioredis";
 import type { Bus } from "./bus/bus.ts";
 import type { Lifecycle } from "./cluster/lifecycle.ts";
 import type { Presence } from "./cluster/presence.ts";
@@ -35,6 +36,8 @@ export interface Services {
   readonly presence: Presence;
   /** Acknowledged marks not committed yet, as every node sees them (Redis in a cluster; absent: this process only). */
   readonly marks?: MarkShare;
+  /** The shared Redis command connection when REDIS_URL is set (cross-node state such as signature nonces). */
+  readonly redis?: Redis;
   /** `draining` (refuse new /ws handshakes) and readiness. */
   readonly lifecycle: Lifecycle;
   /** The delivery engine and notifier (src/node.ts always sets it; optional for narrow test harnesses). */

@@ -8,7 +8,7 @@
  * message pushed twice carries the same id, a repeated kick or ack is a no-op).
  * Implementations: memory.ts (one process) and redis-streams.ts (REDIS_URL).
  */
-import type { ChatType } from "../delivery/ports.ts";
+import type { ChatType } from "../model/message.ts";
 
 /** One recipient on the target node: every local session of `userId`, or only `deviceId`'s. */
 export interface BusTarget {

@@ -8,7 +8,7 @@
  *   pull:       u users (JSON [user…], ids as strings); absent: every user
  *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
  */
-import type { ChatType } from "../delivery/ports.ts";
+import type { ChatType } from "../model/message.ts";
 import type { BusEntry, BusTarget, SocialChange } from "./bus.ts";
 
 export type FieldValue = string | Buffer;

@@ -1,4 +1,5 @@
-import { Outbound, type SendOutcome, type Session, type SessionRegistry } from "../delivery/ports.ts";
+import type { SendOutcome, Session, SessionRegistry } from "../delivery/ports.ts";
+import { Outbound } from "../model/message.ts";
 import type { DeliverEntry } from "./bus.ts";
 import { decodeBusDelivery } from "./message.ts";
 

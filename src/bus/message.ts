@@ -6,7 +6,7 @@
  * transport writes it verbatim and the payload object is parsed only if some
  * code reads `payload`.
  */
-import type { ImMessage } from "../delivery/ports.ts";
+import type { ImMessage } from "../model/message.ts";
 import { parseJson, stringifyJson } from "../protocol/json.ts";
 
 const NEWLINE = 0x0a;

@@ -5,12 +5,12 @@
  * acknowledgement forms, follows the refresh-token flow and reconnects with
  * the §8 back-off. Works in Bun (headers) and browsers (`queryAuth`).
  */
-import type { ChatType, ImMessage } from "../delivery/ports.ts";
+import type { ChatType, ImMessage } from "../model/message.ts";
 import { ackFrame, CHAT_ACK_DIRECTION, encodeFrame, FrameType, pingFrame, pongFrame } from "../protocol/frame.ts";
 import { utf8 } from "../protocol/json.ts";
 import { clientAckProto, clientAckText, messageJson, messageProto, msgFrameType } from "../protocol/message.ts";
 import { tsidSegment } from "../protocol/uplink.ts";
-import { mayReconnect } from "../ws/close-codes.ts";
+import { mayReconnect } from "../model/close-codes.ts";
 import { backoffDelay } from "./backoff.ts";
 import { decodeBinary, decodeText, type Incoming } from "./incoming.ts";
 
@@ -29,12 +29,16 @@ export interface ConnectOptions {
   /** Browser style: token, did and dtype in the query instead of headers. */
   readonly queryAuth?: boolean;
   readonly headers?: Readonly<Record<string, string>>;
+  /** Bun only: TLS options for wss, e.g. `{ ca }` to trust a private certificate authority. */
+  readonly tls?: { readonly ca?: string; readonly rejectUnauthorized?: boolean };
   /** Reconnect after a close the server marks reconnectable (default false). */
   readonly reconnect?: boolean;
   /** Answer svc.v2 heartbeat pings (default true). */
   readonly autoPong?: boolean;
   /** Asked on please_refresh_token; the answer is sent as C2S refresh_token and used for reconnects. */
   readonly refreshToken?: () => Promise<string>;
+  /** Takes every event no `next` waits for, instead of buffering it (long-running clients: the buffer would grow). */
+  readonly onIncoming?: (e: Incoming) => void;
   readonly random?: () => number;
 }
 
@@ -118,7 +122,7 @@ export class IbisConnection {
     // Bun takes headers only in ONE options object; browsers take (url, protocols).
     const ws =
       typeof Bun !== "undefined"
-        ? new WebSocket(url.toString(), { headers, protocols } as unknown as string[])
+        ? new WebSocket(url.toString(), { headers, protocols, tls: o.tls } as unknown as string[])
         : new WebSocket(url.toString(), protocols);
     ws.binaryType = "arraybuffer";
     this.#ws = ws;
@@ -171,7 +175,8 @@ export class IbisConnection {
       w!.resolve(e);
       return;
     }
-    this.#queue.push(e);
+    if (this.opts.onIncoming) this.opts.onIncoming(e);
+    else this.#queue.push(e);
   }
 
   /** The next event matching `pred` (buffered ones first); rejects after `timeoutMs` or on the final close. */

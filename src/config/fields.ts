@@ -31,6 +31,24 @@ const int = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
 
 const MiB = 1024 * 1024;
 
+/** The init secret the apps ship with; production refuses it (anyone holding an app can read init). */
+export const BUILT_IN_INIT_SECRET = "ibis-init-v1";
+const API_KEY_MIN = 32;
+
+/** `app:key,app2:key2` → Map; undefined when malformed (config refuses it). */
+export function parseApiKeys(text: string): Map<string, string> | undefined {
+  const out = new Map<string, string>();
+  for (const part of text.split(",")) {
+    if (part.trim() === "") continue;
+    const at = part.indexOf(":");
+    const app = part.slice(0, at).trim();
+    const key = part.slice(at + 1).trim();
+    if (at <= 0 || !/^[A-Za-z0-9._-]{1,64}$/.test(app) || key.length < API_KEY_MIN || out.has(app)) return undefined;
+    out.set(app, key);
+  }
+  return out;
+}
+
 function isJsonObject(text: string): boolean {
   try {
     const v: unknown = JSON.parse(text);
@@ -55,6 +73,13 @@ export const fields = {
     true,
   ),
   dataDir: def("DATA_DIR", z.string().default("./data"), "Directory of the embedded PGlite database."),
+  allowEmbeddedInProduction: def(
+    "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION",
+    bool(false),
+    "Lets production run on the embedded PGlite database, accepting that it does not fsync (a crash can lose recent writes; docs/operations.md).",
+  ),
+  tlsCert: def("IBIS_TLS_CERT", z.string().default(""), "PEM certificate chain file: with IBIS_TLS_KEY, REST and /ws answer https and wss directly."),
+  tlsKey: def("IBIS_TLS_KEY", z.string().default(""), "PEM private key file for IBIS_TLS_CERT."),
   dbPoolSize: def("IBIS_DB_POOL", int(10, 1, 200), "PostgreSQL connections per process."),
   redisUrl: def(
     "REDIS_URL",
@@ -112,7 +137,26 @@ export const fields = {
   apiSignature: def(
     "IBIS_API_SIGNATURE",
     bool(false),
-    "API request signature verification switch; must be on in production.",
+    "Verify request signatures on /api/v1/* (HMAC-SHA256, docs/operations.md); must be on in production.",
+  ),
+  apiKeys: def(
+    "IBIS_API_KEYS",
+    z
+      .string()
+      .default("")
+      .refine((v) => parseApiKeys(v) !== undefined, "must be app_id:key pairs separated by commas (key at least 32 characters)"),
+    "Per-app signing keys for IBIS_API_SIGNATURE: `app_id:key,app_id2:key2` (keys of 32+ characters). Required when the signature is on.",
+    true,
+  ),
+  apiSignatureWindow: def(
+    "IBIS_API_SIGNATURE_WINDOW",
+    int(300, 10, 3600),
+    "Seconds a signed request's timestamp may differ from the server clock; its nonce is remembered this long on both sides.",
+  ),
+  apiNonceCap: def(
+    "IBIS_API_NONCE_CAP",
+    int(1_000_000, 1000),
+    "Nonces one node remembers inside the window; past it signed requests are refused (429) until old ones expire.",
   ),
   passwordMemoryKib: def(
     "IBIS_PASSWORD_MEMORY_KIB",
@@ -135,11 +179,15 @@ export const fields = {
   ),
   initSecret: def(
     "IBIS_INIT_SECRET",
-    z.string().default("ibis-init-v1"),
-    "Fixed secret the init AES-256-CBC key is derived from (docs/auth.md); shared with the apps.",
+    z.string().default(BUILT_IN_INIT_SECRET),
+    "Fixed secret the init AES-256-CBC key is derived from (docs/auth.md); shared with the apps. Production refuses the built-in value.",
     true,
   ),
-  publicWsUrl: def("IBIS_PUBLIC_WS_URL", z.string().default(""), "ws_url announced by init. Empty: derived from the request host."),
+  publicWsUrl: def(
+    "IBIS_PUBLIC_WS_URL",
+    z.string().default("").refine((v) => v === "" || /^wss?:\/\/[^/\s]+/.test(v), "must be a ws:// or wss:// URL"),
+    "ws_url announced by init (never taken from the request's Host header). Required in production; empty elsewhere: ws(s)://localhost:PORT/ws.",
+  ),
   publicUploadUrl: def("IBIS_PUBLIC_UPLOAD_URL", z.string().default(""), "upload_url announced by init."),
   features: def(
     "IBIS_FEATURES",
@@ -166,8 +214,28 @@ export const fields = {
   ),
   msgRate: def("IBIS_MSG_RATE", int(50, 1), "Per-user business messages per second (token bucket refill)."),
   msgBurst: def("IBIS_MSG_BURST", int(200, 1), "Per-user business message burst (token bucket size)."),
-  handshakePerDevice: def("IBIS_HANDSHAKE_PER_DEVICE", int(20, 1), "WebSocket handshakes per device id per 10 s."),
+  msgByteRate: def("IBIS_MSG_BYTE_RATE", int(MiB, 1024), "Per-user business message bytes per second (token bucket refill)."),
+  msgByteBurst: def(
+    "IBIS_MSG_BYTE_BURST",
+    int(32 * MiB, 1024),
+    "Per-user business message bytes in a burst (token bucket size; never below IBIS_MSG_MAX_BYTES).",
+  ),
+  msgMaxBytes: def(
+    "IBIS_MSG_MAX_BYTES",
+    int(16 * MiB, 1024, 16 * MiB),
+    "Largest business message a client may send, in bytes as received (default: the 16 MiB frame limit).",
+  ),
+  ackRate: def("IBIS_ACK_RATE", int(1000, 1), "Per-user acknowledgements per second (a bucket apart from messages)."),
+  ackBurst: def("IBIS_ACK_BURST", int(5000, 1), "Per-user acknowledgement burst."),
+  handshakePerDevice: def("IBIS_HANDSHAKE_PER_DEVICE", int(20, 1), "Authenticated WebSocket handshakes per device (user and device id) per 10 s; unauthenticated ones count per IP only."),
   handshakePerIp: def("IBIS_HANDSHAKE_PER_IP", int(600, 1), "WebSocket handshakes per IP per minute."),
+  groupOpsPerMin: def("IBIS_GROUP_OPS_PER_MIN", int(60, 1), "Group management calls (create, edit, dissolve, join, leave, role) per user per minute."),
+  friendRequestsPerMin: def(
+    "IBIS_FRIEND_REQUESTS_PER_MIN",
+    int(30, 1),
+    "Friend request calls (add, confirm, reject, delete, denylist) per user per minute.",
+  ),
+  restBodyMax: def("IBIS_REST_BODY_MAX", int(MiB, 1024), "Largest REST request body in bytes (413 above it)."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
 
   wsMaxPayload: def(
@@ -205,7 +273,23 @@ export const fields = {
     "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
   ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  pageMaxBytes: def(
+    "IBIS_PAGE_MAX_BYTES",
+    int(4 * MiB, 1024),
+    "Stored bytes of messages in one /msg/history or /msg/offline page (has_more says the rest follows; a larger message comes alone).",
+  ),
   deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
+  deliveryQueueMax: def(
+    "IBIS_DELIVERY_QUEUE_MAX",
+    int(50_000, 1),
+    "Messages waiting for the store at most; beyond it (or while the store fails) senders get invalid_message store_unavailable.",
+  ),
+  deliveryQueueMaxBytes: def("IBIS_DELIVERY_QUEUE_MAX_BYTES", int(256 * MiB, MiB), "Payload bytes of the messages waiting for the store at most."),
+  deliveryMarksMax: def(
+    "IBIS_DELIVERY_MARKS_MAX",
+    int(500_000, 1000),
+    "Acknowledgement marks waiting for the store at most; beyond it the oldest are dropped (those messages are delivered again, never lost).",
+  ),
   deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
   deliveryPruneIntervalMs: def(
     "IBIS_DELIVERY_PRUNE_INTERVAL_MS",

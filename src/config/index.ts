@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { fields, type Config } from "./fields.ts";
+import { BUILT_IN_INIT_SECRET, fields, parseApiKeys, type Config } from "./fields.ts";
 
 export type { Config } from "./fields.ts";
 export { fields } from "./fields.ts";
@@ -27,6 +27,9 @@ export function loadConfig(
   }
   if (problems.length) throw new ConfigError(`invalid configuration:\n  ${problems.join("\n  ")}`);
   const config = out as Config;
+  if (!config.tlsCert !== !config.tlsKey) {
+    throw new ConfigError(`invalid configuration:\n  ${fields.tlsCert.env} and ${fields.tlsKey.env} go together`);
+  }
   const refusals = productionRefusals(config);
   if (refusals.length) throw new ConfigError(`refusing to start in production:\n  ${refusals.join("\n  ")}`);
   return config;
@@ -43,11 +46,21 @@ export function productionRefusals(config: Config): string[] {
   if (!config.fieldKey) out.push(`${fields.fieldKey.env} (database field-encryption key) is empty`);
   if (config.masterCode) out.push(`${fields.masterCode.env} (master verification code) must be empty`);
   if (!config.apiSignature) out.push(`${fields.apiSignature.env} (API signature verification) must be on`);
+  else if (!parseApiKeys(config.apiKeys)?.size) out.push(`${fields.apiKeys.env} (per-app signing keys) is empty`);
+  if (config.initSecret === BUILT_IN_INIT_SECRET) out.push(`${fields.initSecret.env} is the built-in value shipped with the apps`);
+  if (!config.publicWsUrl) out.push(`${fields.publicWsUrl.env} (the ws_url init announces) is empty`);
+  if (embedded(config.databaseUrl) && !config.allowEmbeddedInProduction) {
+    out.push(
+      `${fields.databaseUrl.env} is the embedded database (no fsync): use PostgreSQL or set ${fields.allowEmbeddedInProduction.env}`,
+    );
+  }
   if (config.passwordMemoryKib < PRODUCTION_MIN_ARGON2_KIB) {
     out.push(`${fields.passwordMemoryKib.env} must be at least ${PRODUCTION_MIN_ARGON2_KIB}`);
   }
   return out;
 }
+
+const embedded = (url: string) => !/^postgres(ql)?:\/\//.test(url);
 
 /** Config for tests and embedded use: defaults plus overrides, no environment. */
 export function testConfig(overrides: Partial<Config> = {}): Config {

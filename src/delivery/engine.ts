@@ -10,11 +10,12 @@ import { encodeBusMessage } from "../bus/message.ts";
 import type { Presence } from "../cluster/presence.ts";
 import { targetsByNode } from "../cluster/route.ts";
 import type { Logger } from "../log.ts";
-import { CloseCode } from "../ws/close-codes.ts";
+import { CloseCode } from "../model/close-codes.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
 import { isRetired, type InboxReader } from "./inbox.ts";
+import { StoreUnavailable } from "./group-commit.ts";
 import type { MarkLedger } from "./marks.ts";
 import { mintMessageId } from "./msg-id.ts";
 import {
@@ -110,9 +111,19 @@ export class Engine implements DeliveryEngine, Notifier {
     const msg = v.msg;
     // Social checks of one connection run concurrently, but enter the store queue in arrival order.
     const check = route(msg, this.d.social, this.d.bots);
+    check.catch(() => {}); // handled where it is awaited (after earlier uplinks of the connection)
     const prev = this.#tails.get(session.connId) ?? Promise.resolve();
+    const storeDown = () =>
+      this.tell(session, "invalid_message", { reason: "store_unavailable", content: "the message store is unavailable; send it again later" }, msg.id);
     const step = prev.then(async () => {
-      const routed = await check;
+      let routed;
+      try {
+        routed = await check;
+      } catch (err) {
+        // The social graph could not be read (its store is down): answered like a store refusal.
+        this.d.log.warn("delivery: routing failed", { err, id: msg.id });
+        return storeDown();
+      }
       if (!routed.ok) {
         this.tell(session, routed.action, { content: routed.content }, msg.id);
         return;
@@ -124,13 +135,20 @@ export class Engine implements DeliveryEngine, Notifier {
         marks: [{ userId: session.userId, deviceId: session.deviceId }],
       });
       this.#track(
-        stored.then((s) => {
-          session.send(new Outbound(serverAck(msg, s.serverTs)));
-          if (s.duplicate) return;
-          this.#push(msg, routed.route.inbox, session, serverId);
-          if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
-          if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
-        }),
+        stored.then(
+          (s) => {
+            session.send(new Outbound(serverAck(msg, s.serverTs)));
+            if (s.duplicate) return;
+            this.#push(msg, routed.route.inbox, session, serverId);
+            if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
+            if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
+          },
+          // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
+          (err: unknown) => {
+            if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
+            storeDown();
+          },
+        ),
       );
     });
     const tail = step.catch((err) => this.d.log.error("delivery: uplink failed", { err, id: msg.id }));

@@ -8,15 +8,39 @@
  * were formed, so one sender's acknowledgements keep their order even when a
  * later batch commits first.
  */
-type Waiter<T, R> = { item: T; resolve: (r: R) => void; reject: (e: unknown) => void };
+type Waiter<T, R> = { item: T; size: number; resolve: (r: R) => void; reject: (e: unknown) => void };
 type Outcome<R> = { ok: true; results: R[] } | { ok: false; err: unknown };
 
+/** What `add` rejects with when the queue is at its bound or the store is failing (answered, never queued). */
+export class StoreUnavailable extends Error {
+  constructor(readonly reason: "queue_full" | "store_failing") {
+    super(reason === "queue_full" ? "store queue full" : "store failing");
+  }
+}
+
+export interface QueueBounds<T> {
+  /** Items waiting (not in flight) at most. */
+  readonly maxItems: number;
+  /** Their summed `sizeOf` at most (payload bytes). */
+  readonly maxBytes: number;
+  readonly sizeOf: (item: T) => number;
+}
+
+/**
+ * The queue is bounded (count and bytes): a store that is slow or gone must not
+ * turn waiting items into unbounded memory. After a failed batch the store
+ * counts as failing: only one batch's worth waits (the next attempt, a probe),
+ * the rest is refused at once, and the first batch that commits again ends it.
+ */
 export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
   /** Settles after the last formed batch settled its callers (in-order settlement). */
   #tail: Promise<void> = Promise.resolve();
   #scheduled = false;
+  #queuedBytes = 0;
+  /** The last batch failed: the store is taken as unavailable until one commits. */
+  #failing = false;
   /** Batches written so far (metrics, tests). */
   batches = 0;
 
@@ -24,13 +48,27 @@ export class GroupCommit<T, R> {
     private readonly write: (items: T[]) => Promise<R[]>,
     private readonly maxBatch: number,
     private readonly depth = 1,
+    private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
   ) {}
 
+  /** Settles with the item's result once its batch committed; rejects when the batch failed or with StoreUnavailable. */
   add(item: T): Promise<R> {
+    const size = this.bounds.sizeOf(item);
+    const maxItems = this.#failing ? Math.min(this.maxBatch, this.bounds.maxItems) : this.bounds.maxItems;
+    // An empty queue always takes one item (a single message larger than the byte bound is still written).
+    if (this.#queue.length && (this.#queue.length >= maxItems || this.#queuedBytes + size > this.bounds.maxBytes)) {
+      return Promise.reject(new StoreUnavailable(this.#failing ? "store_failing" : "queue_full"));
+    }
     return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ item, resolve, reject });
+      this.#queue.push({ item, size, resolve, reject });
+      this.#queuedBytes += size;
       this.#kick();
     });
+  }
+
+  /** Whether the last batch failed (and none has committed since). */
+  get failing(): boolean {
+    return this.#failing;
   }
 
   /** Settles once everything enqueued so far is written. */
@@ -57,6 +95,7 @@ export class GroupCommit<T, R> {
   #run(): void {
     while (this.#inflight < this.depth && this.#queue.length) {
       const batch = this.#queue.splice(0, this.maxBatch);
+      for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
       this.#inflight++;
       const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
@@ -64,6 +103,7 @@ export class GroupCommit<T, R> {
         (err: unknown) => ({ ok: false, err }),
       );
       const before = this.#tail;
+      void written.then((out) => (this.#failing = !out.ok));
       this.#tail = Promise.all([written, before]).then(([out]) => {
         if (out.ok) batch.forEach((b, i) => b.resolve(out.results[i]!));
         else batch.forEach((b) => b.reject(out.err));

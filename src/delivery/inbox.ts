@@ -2,7 +2,7 @@
  * Reads of the inbox/marks design (docs/delivery.md): a device's pending set
  * is its user's inbox at or above the device floor, minus the device's marks.
  */
-import { and, desc, eq, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, inArray, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
 import type { Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, userDevices } from "../db/schema/index.ts";
@@ -15,6 +15,35 @@ const SHIFT = 22;
 import type { ChatType } from "./ports.ts";
 
 export type MessageRecord = typeof messages.$inferSelect;
+
+/** One page of messages; `more` when a message follows the last one (cut by rows or by bytes). */
+export interface MessagePage {
+  readonly rows: MessageRecord[];
+  readonly more: boolean;
+}
+
+/**
+ * Columns that cut a page by bytes as well as rows (docs/delivery.md "Pages"):
+ * the running sum of the stored text in the page's order is computed in SQL,
+ * so rows past `budget` never leave the database. The first row always fits
+ * (a message larger than the budget comes alone); `more` is whether a row
+ * follows (a window function sees the row after the LIMIT).
+ */
+function budgetColumns(order: SQL, budget: number) {
+  const w = sql`over (order by ${order})`;
+  const size = sql`octet_length(${messages.payload}) + coalesce(octet_length(${messages.e2ee}), 0)`;
+  return {
+    ...getTableColumns(messages),
+    fits: sql<boolean>`(row_number() ${w} = 1 or sum(${size}) ${w} <= ${budget})`.as("fits"),
+    more: sql<boolean>`(lead(${messages.id}) ${w} is not null)`.as("more"),
+  };
+}
+
+/** The rows that fit (`fits` only ever turns false once, the sum grows): more follow when the last one has a next. */
+function pageOf(rows: (MessageRecord & { fits: boolean; more: boolean })[]): MessagePage {
+  const more = rows.at(-1)?.more === true;
+  return { rows: rows.map(({ fits: _f, more: _m, ...row }) => row), more };
+}
 
 /**
  * Messages the device has not acknowledged: the inbox from the floor up, no
@@ -138,16 +167,17 @@ export class InboxReader {
     return rows.length > 0;
   }
 
-  /** Oldest first; `limit + 1` rows read so the caller knows has_more. */
-  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly bigint[]): Promise<MessageRecord[]> {
-    const rows = await this.store.db
-      .select({ m: messages })
+  /** Oldest first: at most `limit` messages and about `budget` bytes of stored text. */
+  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly bigint[], budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select(budgetColumns(sql`${inbox.messageId}`, budget))
       .from(inbox)
       .innerJoin(messages, eq(messages.id, inbox.messageId))
       .where(pendingWhere(userId, deviceId, exclude))
       .orderBy(inbox.messageId)
-      .limit(limit + 1);
-    return rows.map((r) => r.m);
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(asc(page.id)));
   }
 
   /** Server ids of messages in the user's inbox with these §2.8 ids. */
@@ -190,14 +220,16 @@ export class InboxReader {
     return rows[0]?.id;
   }
 
-  /** Newest first, below `beforeId` when given; `limit + 1` rows. */
-  async history(where: SQL, beforeId: bigint | undefined, limit: number): Promise<MessageRecord[]> {
-    return this.store.db
-      .select()
+  /** Newest first, below `beforeId` when given: at most `limit` messages and about `budget` bytes of stored text. */
+  async history(where: SQL, beforeId: bigint | undefined, limit: number, budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select(budgetColumns(sql`${messages.id} desc`, budget))
       .from(messages)
       .where(beforeId === undefined ? where : and(where, lt(messages.id, beforeId)))
       .orderBy(desc(messages.id))
-      .limit(limit + 1);
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(desc(page.id)));
   }
 
   /** user_device status of a device; undefined when it is not registered there. */

@@ -40,12 +40,16 @@ const SETTLED_MS = 10 * 60_000;
 export function createDelivery(services: Services, deps: DeliveryDeps): Delivery {
   const { config, store, log, now } = services;
   const inbox = new InboxReader(store);
-  const writer = new DeliveryWriter(store, config.deliveryBatchMax);
+  const writer = new DeliveryWriter(store, config.deliveryBatchMax, {
+    maxItems: config.deliveryQueueMax,
+    maxBytes: config.deliveryQueueMaxBytes,
+  });
   const marks = new MarkLedger(
     services.marks ?? new MemoryMarkShare(),
     (rows) => writeMarks(store, rows),
     config.deliveryBatchMax * 4,
     (err) => log.warn("delivery: marks not shared or written yet", { err }),
+    config.deliveryMarksMax,
   );
   const core = new Engine({
     sessions: deps.sessions,

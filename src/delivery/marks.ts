@@ -84,6 +84,8 @@ export class MarkLedger {
     private readonly write: (rows: readonly MarkRow[]) => Promise<unknown>,
     private readonly maxBatch: number,
     private readonly onError: (err: unknown) => void,
+    /** Marks waiting at most: a store down for long drops the oldest (delivered again later, never lost). */
+    private readonly maxQueued = Number.MAX_SAFE_INTEGER,
   ) {}
 
   /**
@@ -132,6 +134,15 @@ export class MarkLedger {
   #enqueue(marks: readonly MarkRow[]): void {
     for (const m of marks) this.#queue.push(m);
     this.#queued += marks.length;
+    const over = this.#queue.length - this.maxQueued;
+    if (over > 0) {
+      const dropped = this.#queue.splice(0, over);
+      this.#finished(dropped.length);
+      this.onError(new Error(`${dropped.length} marks dropped: the store is not keeping up (those messages are delivered again)`));
+      void Promise.resolve()
+        .then(() => this.share.drop(dropped))
+        .catch(() => {});
+    }
     this.#kick();
   }
 

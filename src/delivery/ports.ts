@@ -4,56 +4,10 @@
  * against these types only; src/node.ts wires the implementations together.
  */
 import type { Result } from "../domain/errors.ts";
+import type { ClientAck, ImMessage, Outbound } from "../model/message.ts";
 
-/** Chat kinds (spec §1). */
-export type ChatType = "C2C" | "C2G" | "C2S" | "S2C";
-
-/** E2EE metadata (spec §2.8). */
-export interface E2eeMeta {
-  e2ee: true;
-  e2ee_ver: number;
-  e2ee_suite: string;
-  nonce: string;
-  keys: { did: string; kid?: string; wrap_alg: string; ek: string }[];
-}
-
-/**
- * One message in the §2.8 structure, as it flows through the server.
- * Ids are bigint; `from` is null for S2C (written "" on the wire).
- */
-export interface ImMessage {
-  /** `<TYPE>.<tsid>.<ms>.<random>`; minted by the server for S2C. */
-  id: string;
-  /** C2C, C2G, C2S, S2C, or an answer form: C2C_SERVER_ACK, …, CLIENT_ACK_CONFIRM. */
-  type: string;
-  from: bigint | null;
-  to: bigint;
-  /** Object for plain messages; Base64 ciphertext string when encrypted. */
-  payload: unknown;
-  /**
-   * The payload's exact JSON text when already known (as stored, or as it
-   * arrived). Encoders write it verbatim instead of stringifying `payload`,
-   * so a stored message is never re-encoded per delivery.
-   */
-  payloadJson?: string;
-  msg_type?: string;
-  action?: string;
-  created_at?: string | number;
-  server_ts: number;
-  e2ee?: E2eeMeta;
-  in_reply_to?: string;
-}
-
-/**
- * A message on its way out. The transport encodes it at most once per
- * encoding and caches the bytes here, so a fan-out to N devices costs one
- * encode per sub-protocol, not N.
- */
-export class Outbound {
-  /** Encoding cache, owned by the transport (keys: "json", "pb", "v2", …). */
-  readonly encoded: Record<string, string | Uint8Array | undefined> = {};
-  constructor(readonly msg: ImMessage) {}
-}
+// The shared model lives in src/model; re-exported so existing imports keep working.
+export { Outbound, type ChatType, type ClientAck, type E2eeMeta, type ImMessage } from "../model/message.ts";
 
 export interface DeviceAddress {
   readonly userId: bigint;
@@ -81,18 +35,6 @@ export interface SessionRegistry {
   /** Every local session of a user, all devices. */
   sessionsOf(userId: bigint): readonly Session[];
   session(userId: bigint, deviceId: string): Session | undefined;
-}
-
-/** A client acknowledgement, from any of its three forms (text, protobuf, svc.v2 frame ACK). */
-export interface ClientAck {
-  /** C2C, C2G, C2S or S2C: the direction of the acknowledged message. */
-  readonly type: ChatType;
-  /** The acknowledged message's id; a frame ACK gives only the tsid segment (decimal). */
-  readonly msgId: string;
-  /** Device id claimed by the ack; must be the connection's device. */
-  readonly did: string;
-  /** In the svc.v2 frame ACK form msgId is only the tsid segment. */
-  readonly tsidOnly?: boolean;
 }
 
 /**

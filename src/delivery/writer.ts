@@ -7,7 +7,7 @@
 import { and, eq, or, sql } from "drizzle-orm";
 import type { Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
-import { GroupCommit } from "./group-commit.ts";
+import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
 
@@ -160,13 +160,19 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   });
 }
 
-/** The node's message queue: messages with their inbox rows and sender marks, group-committed. */
+/** What a queued message holds in memory, about (its stored texts). */
+const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
+
+/** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
 
-  constructor(store: Store, maxBatch: number) {
+  constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit((items) => writeMessages(store, items), maxBatch, store.kind === "postgres" ? 2 : 1);
+    this.messages = new GroupCommit((items) => writeMessages(store, items), maxBatch, store.kind === "postgres" ? 2 : 1, {
+      ...bounds,
+      sizeOf: itemBytes,
+    });
   }
 
   flush(): Promise<void> {

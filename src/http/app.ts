@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { onError } from "./errors.ts";
+import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
@@ -14,10 +15,14 @@ import { logoutRoutes } from "./routes/logout.ts";
 import { msgRoutes } from "./routes/msg.ts";
 import { passportRoutes } from "./routes/passport.ts";
 import { publicRoutes } from "./routes/public.ts";
+import { apiSignature } from "./signature.ts";
 
 /** The REST application: one route module per area, one error mapping. */
 export function createHttpApp(services: Services, social: Social): Hono {
   const app = new Hono();
+  app.use("/api/*", restBodyLimit(services.config.restBodyMax));
+  // Before every route: with IBIS_API_SIGNATURE on, unsigned or replayed /api/v1/* calls stop here.
+  app.use("/api/v1/*", apiSignature(services));
   app.route("/", healthRoutes(services));
   app.route("/", friendRoutes(services, social));
   app.route("/", groupRoutes(services, social));

@@ -7,8 +7,8 @@ export interface AuthUser {
   readonly deviceId: string;
 }
 
-/** `ip`: the peer address, passed by src/node.ts as the fetch binding. */
-export type AppEnv = { Variables: { user: AuthUser }; Bindings: { ip?: string } };
+/** Fetch bindings from src/node.ts: `ip` the peer address, `wsUrl` the node's own ws(s)://…/ws (init's fallback). */
+export type AppEnv = { Variables: { user: AuthUser }; Bindings: { ip?: string; wsUrl?: string } };
 
 /** The bearer token of a request, from `Authorization: Bearer …`. */
 export function bearer(header: string | undefined): string | undefined {

@@ -6,6 +6,8 @@ export interface Page {
 }
 
 export const MAX_PAGE_SIZE = 1000;
+/** Pages past this are clamped to it: an offset stays a small integer whatever number is sent (1e300, 20 digits). */
+export const MAX_PAGE = 1_000_000;
 
 function int(value: unknown): number | undefined {
   if (typeof value === "number" && Number.isFinite(value)) return Math.trunc(value);
@@ -15,7 +17,7 @@ function int(value: unknown): number | undefined {
 
 export function parsePage(input: { page?: unknown; size?: unknown }, defaultSize = 20): Page {
   const p = int(input.page);
-  const page = p === undefined || p < 1 ? 1 : p;
+  const page = p === undefined || p < 1 ? 1 : Math.min(p, MAX_PAGE);
   const s = int(input.size);
   const size = s === undefined || s < 1 ? defaultSize : Math.min(s, MAX_PAGE_SIZE);
   return { page, size, offset: (page - 1) * size };

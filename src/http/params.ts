@@ -6,8 +6,37 @@ import { parseJson } from "../protocol/json.ts";
 const BODY = "ibis.body";
 
 /**
+ * The name of the first string (key or value, at any depth) holding a NUL
+ * character, or undefined. PostgreSQL text cannot store NUL: refused here,
+ * where every REST input passes, instead of failing in SQL as a 500.
+ */
+function nulField(root: Record<string, unknown>): string | undefined {
+  const stack: [unknown, string][] = [[root, ""]];
+  while (stack.length) {
+    const [v, path] = stack.pop()!;
+    if (typeof v === "string") {
+      if (v.includes("\0")) return path || "body";
+    } else if (v !== null && typeof v === "object") {
+      for (const [k, item] of Object.entries(v)) {
+        const at = path ? `${path}.${k}` : k;
+        if (k.includes("\0")) return at;
+        stack.push([item, at]);
+      }
+    }
+  }
+  return undefined;
+}
+
+function refuseNul(input: Record<string, unknown>): Record<string, unknown> {
+  const field = nulField(input);
+  if (field !== undefined) throw new FailureError({ kind: "bad_request", msg: `${field}: must not contain NUL characters` });
+  return input;
+}
+
+/**
  * The request body as an object (JSON through the project codec, or a form),
- * parsed once per request. Empty body → {}. Malformed JSON → 400.
+ * parsed once per request. Empty body → {}. Malformed JSON, or a NUL
+ * character anywhere in it → 400.
  */
 export async function body(c: Context): Promise<Record<string, unknown>> {
   const cached = c.get(BODY as never) as Record<string, unknown> | undefined;
@@ -31,13 +60,13 @@ export async function body(c: Context): Promise<Record<string, unknown>> {
       out = value as Record<string, unknown>;
     }
   }
-  c.set(BODY as never, out as never);
+  c.set(BODY as never, refuseNul(out) as never);
   return out;
 }
 
-/** Query parameters merged with the body (body wins): for endpoints that take either. */
+/** Query parameters merged with the body (body wins): for endpoints that take either. NUL anywhere → 400. */
 export async function params(c: Context): Promise<Record<string, unknown>> {
-  const merged: Record<string, unknown> = { ...c.req.query() };
+  const merged: Record<string, unknown> = refuseNul({ ...c.req.query() });
   if (c.req.method !== "GET" && c.req.method !== "HEAD") Object.assign(merged, await body(c));
   return merged;
 }

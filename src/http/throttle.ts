@@ -1,6 +1,9 @@
 import type { Context, MiddlewareHandler } from "hono";
+import { bodyLimit } from "hono/body-limit";
 import { WindowLimiter } from "../domain/auth/throttle.ts";
 import type { Services } from "../services.ts";
+import { currentUser, type AppEnv } from "./auth.ts";
+import { envelope, json } from "./envelope.ts";
 import { failureResponse } from "./errors.ts";
 
 /** The peer address Bun saw (node.ts passes it as the `ip` binding); "" when unknown. */
@@ -17,4 +20,24 @@ export function perIpThrottle(services: Services, perMinute: number): Middleware
     }
     await next();
   };
+}
+
+/**
+ * `perMinute` calls per signed-in user for `what` (group management, friend
+ * requests: each stores and fans out notices). Mounted after requireUser.
+ * Counted per node, like the message throttle (docs/http.md).
+ */
+export function perUserThrottle(services: Services, perMinute: number, what: string): MiddlewareHandler<AppEnv> {
+  const limiter = new WindowLimiter(perMinute, 60_000, services.now, services.config.throttleOff);
+  return async (c, next) => {
+    if (!limiter.take(String(currentUser(c).userId))) {
+      return failureResponse(c, { kind: "rate_limited", msg: `too many ${what}, try again in a minute` });
+    }
+    await next();
+  };
+}
+
+/** REST bodies above `max` bytes are refused (413 envelope) before they are read into memory. */
+export function restBodyLimit(max: number): MiddlewareHandler {
+  return bodyLimit({ maxSize: max, onError: (c) => json(c, envelope(413, `request body over ${max} bytes`, {}), 413) });
 }

@@ -3,7 +3,7 @@
  * straight off the received bytes and the payload is handed on as a
  * `subarray` view of them. Layout and check order: docs/protocol.md.
  */
-import type { ChatType } from "../delivery/ports.ts";
+import type { ChatType } from "../model/message.ts";
 
 export const FRAME_MAGIC = 0x4942;
 export const FRAME_VERSION = 2;

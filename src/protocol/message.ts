@@ -4,7 +4,7 @@
  * encoded at most once per encoding; the bytes are cached in `Outbound.encoded`.
  * The payload convention and the field mapping are in docs/protocol.md.
  */
-import type { ChatType, ClientAck, ImMessage, Outbound } from "../delivery/ports.ts";
+import type { ChatType, ClientAck, ImMessage, Outbound } from "../model/message.ts";
 import { FRAME_HEADER_SIZE, FrameType, MAX_FRAME_PAYLOAD, writeFrameHeader } from "./frame.ts";
 import { stringifyJson, utf8 } from "./json.ts";
 import { decodeClientAckPb, decodeMessagePb, encodeClientAckPb, encodeMessagePb, isChatType } from "./pb.ts";

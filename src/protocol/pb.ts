@@ -8,7 +8,7 @@
  * with toBinary, round trips through fromBinary and the schema's field list.
  */
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../delivery/ports.ts";
+import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
 import { parseJsonBytes, stringifyJson } from "./json.ts";
 

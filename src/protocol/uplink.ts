@@ -4,7 +4,7 @@
  * its throttle (acks are exempt), then `decodeMessageBytes` /
  * `decodeMessageText` for business messages.
  */
-import type { ClientAck } from "../delivery/ports.ts";
+import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
 import { parseJsonBytes, tryParseJson } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
@@ -60,6 +60,33 @@ export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> |
     }
   }
   return decodeProtoMessage(bytes);
+}
+
+// Where the id of a message refused before decoding is looked for: JSON senders write it first, protobuf as field 1.
+const ID_HEAD = 4096;
+const ID_IN_JSON = /"id"\s*:\s*"([^"\\]{1,200})"/;
+const PB_ID_TAG = 0x0a; // field 1, length-delimited
+
+/** The id of a JSON message text, read from its first few KiB without parsing it (undefined when not found). */
+export function messageIdInText(text: string): string | undefined {
+  return ID_IN_JSON.exec(text.length > ID_HEAD ? text.slice(0, ID_HEAD) : text)?.[1];
+}
+
+/**
+ * The id of a binary business message (JSON or protobuf) without decoding the
+ * rest: a refusal before decoding (size, throttle) can still name it.
+ */
+export function messageIdInBytes(bytes: Uint8Array): string | undefined {
+  if (looksLikeJsonObject(bytes)) return messageIdInText(new TextDecoder().decode(bytes.subarray(0, ID_HEAD)));
+  if (bytes[0] !== PB_ID_TAG) return undefined;
+  let len = 0;
+  let i = 1;
+  for (let shift = 0; i < bytes.length && shift < 14; shift += 7) {
+    const b = bytes[i++]!;
+    len |= (b & 0x7f) << shift;
+    if (b < 0x80) return len <= 200 && i + len <= bytes.length ? new TextDecoder().decode(bytes.subarray(i, i + len)) : undefined;
+  }
+  return undefined;
 }
 
 /** A text business message (svc-json / text): JSON object, else why not (S2C invalid_json / invalid_message). */

@@ -1,24 +1,33 @@
 /**
  * Uplink dispatch (spec §4.5 rules 1–7, §7.6). Acks are recognised before the
- * per-user throttle (they are exempt), business messages are decoded only
- * after it. No frame or message error closes the connection.
+ * per-user message throttle (they are exempt from it and count in a cheap
+ * bucket of their own); business messages are measured against the size cap
+ * and the message and byte rates before they are decoded. No frame or message
+ * error closes the connection.
  */
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
 import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
-import { decodeAck, decodeAckText, decodeMessageBytes, decodeMessageText, frameAckToClientAck } from "../protocol/uplink.ts";
+import {
+  decodeAck,
+  decodeAckText,
+  decodeMessageBytes,
+  decodeMessageText,
+  frameAckToClientAck,
+  messageIdInBytes,
+  messageIdInText,
+} from "../protocol/uplink.ts";
 import type { Conn } from "./conn.ts";
-import type { Hub } from "./hub.ts";
 import { Proto } from "./negotiate.ts";
-import { takeToken } from "./throttle.ts";
+import type { UserThrottles } from "./throttle.ts";
 
 export interface UplinkDeps {
   readonly engine: DeliveryEngine;
-  readonly hub: Hub;
   readonly log: Logger;
   readonly now: () => number;
-  readonly msgRate: number;
-  readonly msgBurst: number;
+  readonly throttles: UserThrottles;
+  /** Largest business message, bytes as received (checked even with the throttles off). */
+  readonly msgMaxBytes: number;
   readonly throttleOff: boolean;
   /** S2C to this connection only (refusals, answers). */
   tell(conn: Conn, action: string, payload: Record<string, unknown>, inReplyTo?: string): void;
@@ -29,12 +38,6 @@ export interface UplinkDeps {
 /** C2S `refresh_token` is the transport's own control message, never a business message. */
 export const isRefreshRequest = (raw: Record<string, unknown>): boolean =>
   raw.type === "C2S" && (raw.action === "refresh_token" || raw.msg_type === "refresh_token");
-
-const idOf = (raw: Record<string, unknown> | undefined): string | undefined =>
-  typeof raw?.id === "string" ? raw.id : undefined;
-
-// The id of a message that is not valid JSON, when it can still be read (so the refusal can name it).
-const ID_IN_TEXT = /"id"\s*:\s*"([^"\\]{1,200})"/;
 
 /** One pong buffer for the whole node: Bun copies on send, so it is rewritten for every ping. */
 const PONG = new Uint8Array(11);
@@ -80,7 +83,8 @@ function onFrame(d: UplinkDeps, conn: Conn, bytes: Uint8Array): void {
 function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: boolean): void {
   const ack = decodeAck(bytes);
   if (ack !== undefined) return onAck(d, conn, ack, framed);
-  if (!allowed(d, conn)) return rateLimited(d, conn, idOf(decodeMessageBytes(bytes)));
+  if (bytes.length > d.msgMaxBytes) return tooLarge(d, conn, bytes.length, messageIdInBytes(bytes));
+  if (!allowed(d, conn, bytes.length)) return rateLimited(d, conn, messageIdInBytes(bytes));
   const raw = decodeMessageBytes(bytes);
   if (raw) return onRaw(d, conn, raw);
   d.log.warn("ws: undecodable message", { conn: conn.connId, len: bytes.length });
@@ -91,17 +95,20 @@ function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: b
 function onText(d: UplinkDeps, conn: Conn, text: string): void {
   const ack = decodeAckText(text);
   if (ack !== undefined) return onAck(d, conn, ack, false);
-  if (!allowed(d, conn)) {
-    const parsed = decodeMessageText(text);
-    return rateLimited(d, conn, parsed.ok ? idOf(parsed.raw) : ID_IN_TEXT.exec(text)?.[1]);
-  }
+  // UTF-8 takes at least one byte per UTF-16 unit and at most three: exact length only when it matters.
+  const size = text.length * 3 <= d.msgMaxBytes ? text.length : Buffer.byteLength(text);
+  if (size > d.msgMaxBytes) return tooLarge(d, conn, size, messageIdInText(text));
+  if (!allowed(d, conn, size)) return rateLimited(d, conn, messageIdInText(text));
   const r = decodeMessageText(text);
   if (r.ok) return onRaw(d, conn, r.raw);
   const content = r.reason === "invalid_json" ? "message is not valid JSON" : "message is not a JSON object";
-  d.tell(conn, r.reason, { content }, ID_IN_TEXT.exec(text)?.[1]);
+  d.tell(conn, r.reason, { content }, messageIdInText(text));
 }
 
 function onAck(d: UplinkDeps, conn: Conn, ack: ClientAck | null, framed: boolean): void {
+  if (!d.throttleOff && !d.throttles.ack(conn.userId, d.now())) {
+    return d.tell(conn, "invalid_message", { reason: "rate_limited", content: "too many acknowledgements, slow down" }, ack?.msgId);
+  }
   if (ack) return d.engine.onAck(conn, ack);
   if (framed) conn.write(errorFrame("payload_decode_failed"));
   else d.tell(conn, "invalid_message", { content: "malformed CLIENT_ACK" });
@@ -112,11 +119,12 @@ function onRaw(d: UplinkDeps, conn: Conn, raw: Record<string, unknown>): void {
   else d.engine.onMessage(conn, raw);
 }
 
-function allowed(d: UplinkDeps, conn: Conn): boolean {
-  if (d.throttleOff) return true;
-  const now = d.now();
-  const bucket = d.hub.bucketOf(conn.userId, d.msgBurst, now);
-  return bucket === undefined || takeToken(bucket, now, d.msgRate, d.msgBurst);
+function allowed(d: UplinkDeps, conn: Conn, size: number): boolean {
+  return d.throttleOff || d.throttles.message(conn.userId, size, d.now());
+}
+
+function tooLarge(d: UplinkDeps, conn: Conn, size: number, inReplyTo: string | undefined): void {
+  d.tell(conn, "invalid_message", { reason: "too_large", content: `message of ${size} bytes is over the ${d.msgMaxBytes}-byte limit` }, inReplyTo);
 }
 
 /** §7.6: a validation failure answered to that message. */

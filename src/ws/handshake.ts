@@ -51,7 +51,12 @@ export function credentialsOf(req: Request): { token?: string; deviceId?: string
   };
 }
 
-/** Authenticates a handshake; throttles per IP, then per device, before any token work. */
+/**
+ * Authenticates a handshake. The per-IP counter is charged first (before any
+ * token work); the per-device counter only once the token proved who is
+ * asking, keyed by that user's device: naming someone else's device id without
+ * their token never locks that device out.
+ */
 export async function authenticate(
   req: Request,
   ip: string,
@@ -72,14 +77,14 @@ export async function authenticate(
   if (deviceType === undefined) {
     return refuse(401, "unauthorized", "invalid device type (ios, android, web or desktop)");
   }
-  if (!throttles.off && !throttles.perDevice.hit(cred.deviceId, now)) {
-    return refuse(429, "rate_limited", "too many handshakes for this device");
-  }
   if (!cred.token) return refuse(401, "unauthorized", "missing access token");
   const claims = tokens.verifySync(cred.token, "access");
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
   const { userId, deviceId: claimed, expiresAt } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
   if (!(await isActive(userId))) return refuse(401, "unauthorized", "account does not exist");
+  if (!throttles.off && !throttles.perDevice.hit(`${userId}:${cred.deviceId}`, now)) {
+    return refuse(429, "rate_limited", "too many handshakes for this device");
+  }
   return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt } };
 }

@@ -1,23 +1,16 @@
 /**
  * This node's open sessions (the `SessionRegistry` of delivery/ports.ts), by
- * user then device, plus the per-user state the transport keeps while a user
- * has sessions (the message token bucket).
- *
- * Memory per idle user: one map entry and its session array. The bucket is
- * made at the user's first message (full, as a bucket made at connect would
- * be by then), so idle connections never hold one.
+ * user then device. Memory per idle user: one map entry and its session
+ * array (the per-user throttles live apart: throttle.ts `UserThrottles`).
  */
 import type { Session, SessionRegistry } from "../delivery/ports.ts";
 import type { Conn } from "./conn.ts";
-import { fullBucket, type Bucket } from "./throttle.ts";
 
 const NONE: readonly Session[] = Object.freeze([]);
 
 export class Hub implements SessionRegistry {
   /** Copy-on-write arrays: a caller iterating `sessionsOf` never sees one change under it (closes run synchronously). */
   readonly #users = new Map<bigint, readonly Conn[]>();
-  /** Users of #users that sent a message since they connected. */
-  readonly #buckets = new Map<bigint, Bucket>();
   #count = 0;
 
   /** Registers `conn`; returns the connection of the same user and device it replaces (takeover). */
@@ -39,12 +32,8 @@ export class Hub implements SessionRegistry {
     const sessions = this.#users.get(conn.userId);
     if (!sessions || !sessions.includes(conn)) return false;
     this.#count--;
-    if (sessions.length === 1) {
-      this.#users.delete(conn.userId);
-      this.#buckets.delete(conn.userId);
-    } else {
-      this.#users.set(conn.userId, sessions.filter((s) => s !== conn));
-    }
+    if (sessions.length === 1) this.#users.delete(conn.userId);
+    else this.#users.set(conn.userId, sessions.filter((s) => s !== conn));
     return true;
   }
 
@@ -54,13 +43,6 @@ export class Hub implements SessionRegistry {
 
   session(userId: bigint, deviceId: string): Session | undefined {
     return this.#users.get(userId)?.find((s) => s.deviceId === deviceId);
-  }
-
-  /** The message token bucket of a connected user (made full at first use); undefined when not connected. */
-  bucketOf(userId: bigint, burst: number, now: number): Bucket | undefined {
-    let bucket = this.#buckets.get(userId);
-    if (bucket === undefined && this.#users.has(userId)) this.#buckets.set(userId, (bucket = fullBucket(burst, now)));
-    return bucket;
   }
 
   /** Open sessions on this node. */

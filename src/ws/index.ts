@@ -16,7 +16,7 @@ import { FrameHeartbeat, V2_TOPIC } from "./heartbeat.ts";
 import { Hub } from "./hub.ts";
 import { negotiate, PROTOCOL_NAMES, Proto } from "./negotiate.ts";
 import { connectionError, s2cNotice } from "./s2c.ts";
-import { WindowCounter } from "./throttle.ts";
+import { UserThrottles, WindowCounter } from "./throttle.ts";
 
 export { CloseCode, mayReconnect } from "./close-codes.ts";
 export { negotiate, PROTOCOL_NAMES, Proto, type ProtocolName } from "./negotiate.ts";
@@ -78,11 +78,14 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   });
   const uplink: UplinkDeps = {
     engine,
-    hub,
     log,
     now,
-    msgRate: config.msgRate,
-    msgBurst: config.msgBurst,
+    throttles: new UserThrottles({
+      messages: { rate: config.msgRate, burst: config.msgBurst },
+      bytes: { rate: config.msgByteRate, burst: Math.max(config.msgByteBurst, config.msgMaxBytes) },
+      acks: { rate: config.ackRate, burst: config.ackBurst },
+    }),
+    msgMaxBytes: config.msgMaxBytes,
     throttleOff: config.throttleOff,
     tell,
     refresh(conn, raw) {
@@ -104,6 +107,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
     expiry.sweep(t);
     throttles.perIp.prune(t);
     throttles.perDevice.prune(t);
+    uplink.throttles.sweep(t);
   };
   const timers = [
     setInterval(() => heartbeat.beat(server), config.heartbeatInterval),

@@ -7,7 +7,18 @@ import { renderConfigDoc } from "../../scripts/config-doc.ts";
 const ROOT = join(import.meta.dir, "../..");
 const TOKEN = "t".repeat(40) + "-token-secret-value";
 const FIELD = "field-key-secret-value-0123456789";
-const good = { IBIS_ENV: "production", IBIS_TOKEN_SECRET: TOKEN, IBIS_FIELD_KEY: FIELD, IBIS_API_SIGNATURE: "on" };
+const INIT = "init-secret-of-this-deployment";
+const APP_KEY = "ios:" + "a".repeat(32);
+const good = {
+  IBIS_ENV: "production",
+  IBIS_TOKEN_SECRET: TOKEN,
+  IBIS_FIELD_KEY: FIELD,
+  IBIS_API_SIGNATURE: "on",
+  IBIS_API_KEYS: APP_KEY,
+  IBIS_INIT_SECRET: INIT,
+  IBIS_PUBLIC_WS_URL: "wss://im.example.com/ws",
+  DATABASE_URL: "postgres://ibis@db.internal:5432/ibis",
+};
 
 describe("production startup refusals (spec §5.7)", () => {
   test("a complete production environment loads", () => {
@@ -24,6 +35,11 @@ describe("production startup refusals (spec §5.7)", () => {
     ["API signature off", { IBIS_API_SIGNATURE: "off" }, "IBIS_API_SIGNATURE"],
     ["API signature unset", { IBIS_API_SIGNATURE: undefined }, "IBIS_API_SIGNATURE"],
     ["argon2id memory below the OWASP minimum", { IBIS_PASSWORD_MEMORY_KIB: "4096" }, "IBIS_PASSWORD_MEMORY_KIB"],
+    ["signature on without app keys", { IBIS_API_KEYS: "" }, "IBIS_API_KEYS"],
+    ["built-in init secret", { IBIS_INIT_SECRET: undefined }, "IBIS_INIT_SECRET"],
+    ["no public ws_url (init would echo a Host header)", { IBIS_PUBLIC_WS_URL: undefined }, "IBIS_PUBLIC_WS_URL"],
+    ["embedded database on disk", { DATABASE_URL: undefined }, "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION"],
+    ["embedded database in memory", { DATABASE_URL: "memory://" }, "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION"],
   ] as [string, Record<string, string | undefined>, string][])("%s → refused, naming %s", (_n, change, name) => {
     const env = { ...good, ...change };
     let err: unknown;
@@ -38,9 +54,13 @@ describe("production startup refusals (spec §5.7)", () => {
     for (const v of Object.values(env)) if (v && v.length > 5 && v !== "production") expect(msg).not.toContain(v);
   });
 
+  test("the embedded database is accepted when the operator says so", () => {
+    expect(loadConfig({ ...good, DATABASE_URL: undefined, IBIS_ALLOW_EMBEDDED_IN_PRODUCTION: "1" }).databaseUrl).toBe("");
+  });
+
   test("all refusals at once, and none outside production", () => {
     const bad = { ...testConfig(), tokenSecret: "", fieldKey: "", masterCode: "x", apiSignature: false };
-    expect(productionRefusals({ ...bad, env: "production" })).toHaveLength(4);
+    expect(productionRefusals({ ...bad, env: "production" })).toHaveLength(7);
     expect(productionRefusals({ ...bad, env: "development" })).toEqual([]);
     expect(productionRefusals({ ...bad, env: "test" })).toEqual([]);
   });
@@ -51,6 +71,15 @@ describe("config parsing", () => {
     expect(() => loadConfig({ IBIS_FEATURES: "[1]" })).toThrow(ConfigError);
     expect(() => loadConfig({ IBIS_FEATURES: "{nope" })).toThrow(/IBIS_FEATURES/);
     expect(loadConfig({ IBIS_FEATURES: '{"e2ee":{"enabled":false}}' }).features).toContain("e2ee");
+  });
+
+  test("IBIS_API_KEYS is app:key pairs with keys of 32+ characters; TLS certificate and key go together", () => {
+    expect(() => loadConfig({ IBIS_API_KEYS: "ios:short" })).toThrow(/IBIS_API_KEYS/);
+    expect(() => loadConfig({ IBIS_API_KEYS: `nocolon${"a".repeat(32)}` })).toThrow(/IBIS_API_KEYS/);
+    expect(() => loadConfig({ IBIS_API_KEYS: `${APP_KEY},${APP_KEY}` })).toThrow(/IBIS_API_KEYS/);
+    expect(loadConfig({ IBIS_API_KEYS: `${APP_KEY}, web:${"b".repeat(40)}` }).apiKeys).toContain("web:");
+    expect(() => loadConfig({ IBIS_TLS_CERT: "/etc/ibis/cert.pem" })).toThrow(/IBIS_TLS_KEY/);
+    expect(() => loadConfig({ IBIS_PUBLIC_WS_URL: "https://x/ws" })).toThrow(/IBIS_PUBLIC_WS_URL/);
   });
 
   test("booleans and integers from env text", () => {

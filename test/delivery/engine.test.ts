@@ -203,7 +203,7 @@ for (const kind of storeKinds()) {
       expect(rig.delivery.core.wheel.size).toBe(0);
 
       // Never acknowledged: all of them stay pending for b1.
-      const pending = await rig.delivery.inbox.pending(BOB, "b1", 100);
+      const pending = (await rig.delivery.inbox.pending(BOB, "b1", 100)).rows;
       expect(pending.map((p) => p.chatType)).toEqual(["C2C", "C2G", "S2C"]);
     });
 
@@ -231,7 +231,7 @@ for (const kind of storeKinds()) {
       expect(b1.msgs({ type: "C2C" })).toHaveLength(2); // no retry after the ack
       const marks = await ts.store.db.select().from(deliveryMarks).where(and(eq(deliveryMarks.userId, BOB), eq(deliveryMarks.deviceId, "b1")));
       expect(marks).toHaveLength(2);
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(0);
     });
 
     test("a frame ACK of an S2C names the server id in its tsid segment", async () => {
@@ -258,7 +258,7 @@ for (const kind of storeKinds()) {
       rig.delivery.engine.onAck(b1, { type: "C2C", msgId: (m1.id as string).split(".")[1]!, did: "b1", tsidOnly: true });
       await rig.settle();
       expect(only(b1, { type: "CLIENT_ACK_CONFIRM" }).id).toBe(m1.id as string);
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(0);
       // Acks are idempotent: again by full id and again by tsid (frame ACK) are confirmed again, one mark kept.
       rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m1.id as string, did: "b1" });
       await rig.settle();
@@ -310,15 +310,15 @@ for (const kind of storeKinds()) {
       b1 = rig.sessions.open(BOB, "b1");
       await rig.settle();
       only(b1, { action: "pull_offline_msg" });
-      const pending = await rig.delivery.inbox.pending(BOB, "b1", 100);
+      const pending = (await rig.delivery.inbox.pending(BOB, "b1", 100)).rows;
       expect(pending.slice(0, 3).map((p) => p.clientId)).toEqual([unacked.id, ...whileAway.map((m) => m.id)] as string[]);
       expect(pending.map((p) => p.chatType)).toEqual(["C2C", "C2C", "C2G", "S2C"]);
       // A's own sending device has nothing pending; a brand-new device of Bob inherits no history.
-      expect(await rig.delivery.inbox.pending(ALICE, "a1", 100)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(ALICE, "a1", 100)).rows).toHaveLength(0);
       const b9 = rig.sessions.open(BOB, "b9");
       await rig.settle();
       expect(b9.msgs({ action: "pull_offline_msg" })).toHaveLength(0);
-      expect(await rig.delivery.inbox.pending(BOB, "b9", 100)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b9", 100)).rows).toHaveLength(0);
     });
 
     test("a device retired in user_device (status 0 / -1) gets no pushes", async () => {
@@ -387,8 +387,8 @@ for (const kind of storeKinds()) {
       const got = only(b2, { action: "message_read_sync" });
       expect(got).toMatchObject({ from: null, to: BOB, msg_type: "" });
       expect(got.id).toMatch(/^S2C\.\d+\.\d+\.[0-9A-Za-z]+$/);
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
-      expect(await rig.delivery.inbox.pending(BOB, "b2", 10)).toHaveLength(1);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b2", 10)).rows).toHaveLength(1);
       rig.delivery.notifier.tell(b1, "app_upgrade", {});
       expect((await ts.store.db.select().from(messages)).length).toBe(2);
     });
@@ -421,7 +421,7 @@ for (const kind of storeKinds()) {
       await rig.settle();
       rig.sessions.close(a3);
       await rig.settle();
-      const pending = await rig.delivery.inbox.pending(CAROL, "c1", 10);
+      const pending = (await rig.delivery.inbox.pending(CAROL, "c1", 10)).rows;
       expect(pending.map((p) => [p.chatType, p.action, p.toId])).toEqual([
         ["S2C", "online", CAROL],
         ["S2C", "offline", CAROL],
@@ -459,12 +459,12 @@ for (const kind of storeKinds()) {
       await rig.delivery.prune();
       const marks = await ts.store.db.select().from(deliveryMarks).where(eq(deliveryMarks.userId, BOB));
       expect(marks).toEqual([]); // b2 is floored at list[1], its mark of list[0] is below
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(0);
-      expect((await rig.delivery.inbox.pending(BOB, "b2", 10)).map((r) => r.clientId)).toEqual([list[1]!.id, list[2]!.id] as string[]);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(0);
+      expect(((await rig.delivery.inbox.pending(BOB, "b2", 10)).rows).map((r) => r.clientId)).toEqual([list[1]!.id, list[2]!.id] as string[]);
       // A message stored after compaction is pending as usual.
       const late = uplink("C2C", ALICE, BOB);
       await send(a1, late);
-      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).map((r) => r.clientId)).toEqual([late.id as string]);
+      expect(((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).map((r) => r.clientId)).toEqual([late.id as string]);
     });
 
     test("retention prune removes old messages with their inbox rows and marks", async () => {

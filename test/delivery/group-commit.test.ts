@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { GroupCommit } from "../../src/delivery/group-commit.ts";
+import { GroupCommit, StoreUnavailable } from "../../src/delivery/group-commit.ts";
 
 describe("GroupCommit", () => {
   test("items enqueued together share one write; results come back in order", async () => {
@@ -74,5 +74,51 @@ describe("GroupCommit", () => {
     // A third batch waits for a free slot only when two are in flight.
     await gc.flush();
     expect(gc.batches).toBe(2);
+  });
+
+  test("bounded: beyond maxItems or maxBytes waiting, add refuses at once (StoreUnavailable queue_full)", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        await gate;
+        return items;
+      },
+      2,
+      1,
+      { maxItems: 3, maxBytes: 100, sizeOf: (n) => n },
+    );
+    const first = gc.add(1); // in flight once the macrotask runs
+    await new Promise((r) => setImmediate(r));
+    const queued = [gc.add(2), gc.add(3), gc.add(4)];
+    await expect(gc.add(5)).rejects.toEqual(new StoreUnavailable("queue_full")); // 3 waiting
+    expect(gc.pending).toBe(3);
+    release();
+    expect(await Promise.all([first, ...queued])).toEqual([1, 2, 3, 4]);
+    const big = new GroupCommit<number, number>(async (items) => items, 10, 1, { maxItems: 10, maxBytes: 100, sizeOf: (n) => n });
+    const alone = big.add(150); // an empty queue takes one item, whatever its size
+    await expect(big.add(1)).rejects.toBeInstanceOf(StoreUnavailable);
+    expect(await alone).toBe(150);
+  });
+
+  test("after a failed batch only one batch's worth waits (a probe); the first commit ends it", async () => {
+    let fail = true;
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        if (fail) throw new Error("db down");
+        return items;
+      },
+      2,
+      1,
+      { maxItems: 1000, maxBytes: 1e9, sizeOf: () => 1 },
+    );
+    await expect(gc.add(1)).rejects.toThrow("db down");
+    expect(gc.failing).toBe(true);
+    const probe = [gc.add(2), gc.add(3)];
+    await expect(gc.add(4)).rejects.toEqual(new StoreUnavailable("store_failing"));
+    fail = false;
+    expect(await Promise.all(probe)).toEqual([2, 3]);
+    expect(gc.failing).toBe(false);
+    expect(await Promise.all([5, 6, 7].map((n) => gc.add(n)))).toEqual([5, 6, 7]);
   });
 });

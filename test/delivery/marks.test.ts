@@ -75,6 +75,17 @@ describe("MarkLedger", () => {
     expect(writes).toEqual([300]);
   });
 
+  test("bounded: with the store down, the oldest waiting marks are dropped (share too), memory stays flat", async () => {
+    const share = new MemoryMarkShare();
+    const errors: unknown[] = [];
+    const ledger = new MarkLedger(share, () => Promise.reject(new Error("db down")), 100, (e) => void errors.push(e), 1000);
+    for (let i = 0; i < 5000; i++) ledger.record([{ userId: 1n, deviceId: "d", messageId: BigInt(i) }]);
+    await Bun.sleep(20);
+    expect(share.size).toBeLessThanOrEqual(1100); // the waiting marks plus one failed batch on its way back
+    expect(errors.some((e) => String(e).includes("dropped"))).toBe(true);
+    expect((await ledger.unconfirmed(1n, "d")).includes(4999n)).toBe(true); // the newest are kept
+  });
+
   test("a share that fails makes record wait for the database commit instead", async () => {
     const failing = { add: () => Promise.reject(new Error("redis down")), drop: () => {}, of: () => [] as bigint[] };
     let committed = false;
@@ -159,9 +170,9 @@ describe("acks are confirmed before their mark commits [postgres]", () => {
     const { b1, m } = await delivered(rig);
     await ackWhileMarksLocked(locker, rig, b1, m, async () => {
       // Not committed: the plain query still lists it; the pull with the unconfirmed marks does not.
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10)).toHaveLength(1);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(1);
       const acked = await rig.delivery.core.unconfirmed(BOB, "b1");
-      expect(await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+      expect((await rig.delivery.inbox.pending(BOB, "b1", 10, acked)).rows).toHaveLength(0);
     });
     await rig.settle();
     expect(await marksOf(ts.store, BOB, "b1")).toHaveLength(1);
@@ -193,7 +204,7 @@ describe("RedisMarkShare", () => {
       await ackWhileMarksLocked(locker, one, b1, m, async () => {
         const acked = await two.delivery.core.unconfirmed(BOB, "b1");
         expect(acked.length).toBeGreaterThan(0);
-        expect(await two.delivery.inbox.pending(BOB, "b1", 10, acked)).toHaveLength(0);
+        expect((await two.delivery.inbox.pending(BOB, "b1", 10, acked)).rows).toHaveLength(0);
       });
       await one.settle();
       await two.settle();

@@ -157,3 +157,47 @@ for (const kind of storeKinds()) {
     });
   });
 }
+
+for (const kind of storeKinds()) {
+  describe(`/api/v1/msg pages have a byte budget [${kind}]`, () => {
+    test("history and offline stop at IBIS_PAGE_MAX_BYTES (has_more), a larger message comes alone, nothing is skipped", async () => {
+      const sessions = new TestSessions();
+      const social = new TestSocial().befriend(ALICE, CAROL);
+      const node = await startTestNode(kind, { pageMaxBytes: 4096 }, { delivery: { sessions, social } });
+      const delivery = node.services.delivery!;
+      sessions.delivery = delivery;
+      await node.services.store.db.insert(users).values([ALICE, CAROL].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+      const carol = (await node.services.tokens.pair(CAROL, "c1")).token;
+      await api(node, "GET", "/api/v1/msg/offline", { token: carol }); // c1 seen before the messages: they are pending for it
+      const sizes = [1500, 1500, 1500, 9000, 1500];
+      const s = sessions.open(ALICE, "a1");
+      const sent = sizes.map((n) => uplink("C2C", ALICE, CAROL, { payload: { text: "x".repeat(n) } }));
+      for (const m of sent) delivery.engine.onMessage(s, m);
+      await delivery.flush();
+      const [i0, i1, i2, i3, i4] = sent.map((m) => m.id as string) as [string, string, string, string, string];
+      const pages: string[][] = [];
+      let before: string | undefined;
+      for (;;) {
+        const q = `/api/v1/msg/history?chat_type=c2c&peer_id=${ALICE}&limit=100${before ? `&before_id=${before}` : ""}`;
+        const res = await api(node, "GET", q, { token: carol });
+        const list = res.body.payload.list as { id: string }[];
+        pages.push(list.map((m) => m.id));
+        if (!res.body.payload.has_more) break;
+        before = list.at(-1)!.id;
+      }
+      // Newest first: [1500] then the 9000 alone, then 1500+1500 (4096 budget), then the first.
+      expect(pages).toEqual([[i4], [i3], [i2, i1], [i0]]);
+      const pulls: string[][] = [];
+      for (;;) {
+        const res = await api(node, "GET", "/api/v1/msg/offline?limit=100", { token: carol });
+        const list = (res.body.payload.list as { id: string }[]).map((m) => m.id);
+        pulls.push(list);
+        if (!res.body.payload.has_more) break;
+        await api(node, "POST", "/api/v1/msg/offline_ack", { token: carol, body: { msg_ids: list } });
+      }
+      // Oldest first: 1500+1500 (+1500 would pass 4096), then 1500 (the 9000 would pass it), the 9000 alone, the last.
+      expect(pulls).toEqual([[i0, i1], [i2], [i3], [i4]]);
+      await node.stop();
+    });
+  });
+}

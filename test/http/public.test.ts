@@ -54,8 +54,9 @@ for (const kind of storeKinds()) {
         login_rsa_pub_key: "",
         attach_presign_endpoint: "/api/v1/attachment/presign",
       });
-      const proxied = await api(node, "GET", "/api/v1/app/init", { headers: { "x-forwarded-proto": "https" } });
-      expect(proxied.body.payload.ws_url).toBe(`wss://127.0.0.1:${node.port}/ws`);
+      // ws_url comes from configuration or the node's own address, never from what the request claims.
+      const forged = await api(node, "GET", "/api/v1/app/init", { headers: { host: "evil.example", "x-forwarded-proto": "https" } });
+      expect(forged.body.payload.ws_url).toBe(`ws://127.0.0.1:${node.port}/ws`);
     });
 
     test("init's res decrypts with the documented derivation to the same content", async () => {

@@ -94,21 +94,21 @@ for (const kind of storeKinds()) {
 }
 
 describe("handshake throttles [pglite]", () => {
-  test("per device and per IP (fake clock), lifted by throttleOff", async () => {
+  test("per device (after authentication) and per IP (fake clock), lifted by throttleOff", async () => {
     let t = Date.now();
-    const { node } = await startWsNode("pglite", { handshakePerDevice: 2, handshakePerIp: 5 }, { now: () => t });
+    const { node } = await startWsNode("pglite", { handshakePerDevice: 2, handshakePerIp: 6 }, { now: () => t });
     const u = await createUser(node, "d1");
-    const hs = (did: string) =>
-      api(node, "GET", "/ws", { headers: { ...UPGRADE, authorization: `Bearer ${u.token}`, "x-device-id": did } });
-    expect((await hs("x1")).status).toBe(401); // counted, then refused for the device mismatch
-    expect((await hs("x1")).status).toBe(401);
-    const third = await hs("x1");
-    expectRefusal(third, 429, /this device/);
+    // Without the Upgrade header: an authenticated handshake is answered 400 (a real upgrade would hang fetch).
+    const hs = (did: string) => api(node, "GET", "/ws", { headers: { authorization: `Bearer ${u.token}`, "x-device-id": did } });
+    expect((await hs("x1")).status).toBe(401); // refused for the device mismatch: not charged to the device
+    expect((await hs("d1")).status).toBe(400); // authenticated (no real upgrade through fetch): charged
+    expect((await hs("d1")).status).toBe(400);
+    expectRefusal(await hs("d1"), 429, /this device/);
     expect((await hs("x2")).status).toBe(401);
     expect((await hs("x3")).status).toBe(401);
-    expectRefusal(await hs("x4"), 429, /this address/); // 6th from this IP within the minute
+    expectRefusal(await hs("x4"), 429, /this address/); // 7th from this IP within the minute
     t += 60_000; // both windows over
-    expect((await hs("x1")).status).toBe(401);
+    expect((await hs("d1")).status).toBe(400);
     await node.stop();
 
     const { node: off } = await startWsNode("pglite", { handshakePerDevice: 1, handshakePerIp: 1, throttleOff: true });
@@ -118,6 +118,24 @@ describe("handshake throttles [pglite]", () => {
       expect(r.status).toBe(401);
     }
     await off.stop();
+  });
+
+  test("handshakes naming someone else's device (no token, or another user's token) never lock it out", async () => {
+    const { node } = await startWsNode("pglite", { handshakePerDevice: 3, handshakePerIp: 1000 });
+    const victim = await createUser(node, "victim-phone");
+    const attacker = await createUser(node, "");
+    for (let i = 0; i < 20; i++) {
+      expect((await api(node, "GET", "/ws", { headers: { ...UPGRADE, "x-device-id": "victim-phone" } })).status).toBe(401);
+    }
+    // A token without a device claim is valid for any device id: it is charged to the attacker's (user, device) only.
+    const borrowed = [];
+    for (let i = 0; i < 5; i++) {
+      borrowed.push((await api(node, "GET", "/ws", { headers: { authorization: `Bearer ${attacker.token}`, "x-device-id": "victim-phone" } })).status);
+    }
+    expect(borrowed).toEqual([400, 400, 400, 429, 429]);
+    const c = await connect(node, victim);
+    await c.close();
+    await node.stop();
   });
 });
 

@@ -133,6 +133,78 @@ describe("per-user message throttle [pglite]", () => {
   });
 });
 
+describe("per-user throttles outlive connections; size cap; byte rate; ack bucket [pglite]", () => {
+  test("the message bucket is kept across a full disconnect until it has refilled (no fresh burst per reconnect)", async () => {
+    let t = Date.now();
+    const { node } = await startWsNode("pglite", { msgBurst: 3, msgRate: 1 }, { now: () => t });
+    const u = await createUser(node, "re");
+    const burst = async () => {
+      const c = await connect(node, u);
+      const msgs = [0, 1, 2].map(() => c2c(u.userId, 2n));
+      for (const m of msgs) c.send(m);
+      const answers = await Promise.all(msgs.map((m) => c.nextMessage((x) => x.in_reply_to === m.id)));
+      await c.close();
+      await Bun.sleep(20); // the server saw the close: the user has no connection left
+      return answers.map((a) => (a.type === "S2C" ? a.payload.reason : "ok"));
+    };
+    expect(await burst()).toEqual(["ok", "ok", "ok"]);
+    t += 1_700; // the reconnect interval: 1.7 tokens back, not 3
+    node.ws.sweep();
+    expect(await burst()).toEqual(["ok", "rate_limited", "rate_limited"]);
+    t += 10_000; // past the refill horizon: swept, a fresh bucket is the same as the old one
+    node.ws.sweep();
+    expect(await burst()).toEqual(["ok", "ok", "ok"]);
+    await node.stop();
+  });
+
+  test("a message over IBIS_MSG_MAX_BYTES is refused too_large (text and binary); bytes per second are throttled", async () => {
+    let t = Date.now();
+    const { node, engine } = await startWsNode("pglite", { msgMaxBytes: 2048, msgByteBurst: 1024, msgByteRate: 1024 }, { now: () => t });
+    const u = await createUser(node, "big");
+    const answer = async (c: Awaited<ReturnType<typeof connect>>, text: string) => {
+      const m = c2c(u.userId, 2n, text);
+      c.send(m);
+      const a = await c.nextMessage((x) => x.in_reply_to === m.id);
+      return a.type === "S2C" ? a.payload.reason : "ok";
+    };
+    for (const protocols of [["svc.v2"], ["svc-json"]]) {
+      const c = await connect(node, u, { protocols });
+      expect(await answer(c, "x".repeat(3000))).toBe("too_large");
+      expect(await answer(c, "é".repeat(1100))).toBe("too_large"); // 2,200 bytes of UTF-8 in 1,100 characters
+      await c.close();
+    }
+    expect(engine.messages.length).toBe(0);
+    const c = await connect(node, u);
+    // The byte burst is raised to the size cap (2,048): two 900-byte messages fit, the third waits for the refill.
+    expect([await answer(c, "y".repeat(900)), await answer(c, "y".repeat(900)), await answer(c, "y".repeat(900))]).toEqual([
+      "ok",
+      "ok",
+      "rate_limited",
+    ]);
+    t += 1_000;
+    expect(await answer(c, "y".repeat(900))).toBe("ok");
+    await c.close();
+    await node.stop();
+  });
+
+  test("acknowledgements count in their own bucket: over it they are refused, messages are not affected", async () => {
+    const t = Date.now();
+    const { node, engine } = await startWsNode("pglite", { ackBurst: 3, ackRate: 1 }, { now: () => t });
+    const u = await createUser(node, "acks");
+    const c = await connect(node, u);
+    const m = c2c(u.userId, 2n);
+    for (let i = 0; i < 5; i++) c.ack({ type: "C2C", msgId: m.id }, "text");
+    for (let i = 0; i < 3; i++) await c.nextAction("CLIENT_ACK_CONFIRM");
+    expect(await c.nextAction("invalid_message")).toMatchObject({ payload: { reason: "rate_limited" } });
+    expect(engine.acks.length).toBe(3);
+    const next = c2c(u.userId, 2n);
+    c.send(next);
+    expect((await c.nextMessage((x) => x.in_reply_to === next.id)).type).toBe("C2C_SERVER_ACK");
+    await c.close();
+    await node.stop();
+  });
+});
+
 describe("session rules [pglite]", () => {
   test("device takeover: the older connection gets logged_another_device, then 4103", async () => {
     const { node, engine } = await startWsNode("pglite");

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { fullBucket, takeToken, WindowCounter } from "../../src/ws/throttle.ts";
+import { fullBucket, takeToken, UserThrottles, WindowCounter } from "../../src/ws/throttle.ts";
 
 describe("token bucket (pure, fake clock)", () => {
   test("burst, then refill at the rate, capped at the burst", () => {
@@ -28,5 +28,27 @@ describe("window counter (pure, fake clock)", () => {
     expect(c.size).toBe(1); // "b" (started at 2) ended; "a" restarted at 10 000
     c.prune(20_000);
     expect(c.size).toBe(0);
+  });
+});
+
+describe("per-user throttles (pure, fake clock)", () => {
+  const limits = { messages: { rate: 2, burst: 2 }, bytes: { rate: 100, burst: 100 }, acks: { rate: 10, burst: 10 } };
+  test("message and byte buckets are taken together; a refusal spends neither", () => {
+    const u = new UserThrottles(limits);
+    expect(u.message(1n, 60, 0)).toBe(true);
+    expect(u.message(1n, 60, 0)).toBe(false); // 40 bytes left: refused, the message token kept
+    expect(u.message(1n, 40, 0)).toBe(true);
+    expect(u.message(1n, 0, 0)).toBe(false); // no message token left
+    expect(u.message(2n, 100, 0)).toBe(true); // another user: own buckets
+  });
+  test("kept until refilled, then swept: memory holds only users within their refill horizon", () => {
+    const u = new UserThrottles(limits);
+    for (let i = 0n; i < 1000n; i++) u.message(i, 1, 0);
+    u.ack(5000n, 0);
+    expect(u.size).toBe(1001);
+    u.sweep(400); // messages refill in 0.5 s (one token at 2/s), acks in 0.1 s
+    expect(u.size).toBe(1000);
+    u.sweep(500);
+    expect(u.size).toBe(0);
   });
 });

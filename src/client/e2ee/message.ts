@@ -4,7 +4,7 @@
  * receiving device with RSA-OAEP-256; the Base64 ciphertext becomes the
  * payload and the metadata goes into `e2ee`. The server never sees the key.
  */
-import type { E2eeMeta } from "../../delivery/ports.ts";
+import type { E2eeMeta } from "../../model/message.ts";
 import { fromBase64, toBase64 } from "./base64.ts";
 
 export const E2EE_SUITE = "RSA-OAEP-256+AES-256-GCM";

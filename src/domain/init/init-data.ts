@@ -28,9 +28,8 @@ export function initData(opts: {
   };
 }
 
-/** ws(s)://host/ws for the host the client reached us on (http → ws, https → wss). */
-export function wsUrlFor(requestUrl: string, forwardedProto?: string): string {
-  const u = new URL(requestUrl);
-  const secure = (forwardedProto ?? u.protocol.replace(":", "")).split(",")[0]!.trim() === "https";
-  return `${secure ? "wss" : "ws"}://${u.host}/ws`;
+/** The ws_url a node announces when IBIS_PUBLIC_WS_URL is empty (development): its own port, on localhost for a wildcard host. */
+export function localWsUrl(host: string, port: number, tls: boolean): string {
+  const h = host === "0.0.0.0" || host === "::" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  return `${tls ? "wss" : "ws"}://${h}:${port}/ws`;
 }

@@ -10,6 +10,9 @@ const PENDING = 0;
 const ACCEPTED = 1;
 const REJECTED = 2;
 
+/** After a rejection the same request may be sent again only after this (ms): a refusal is not an invitation to re-ask. */
+export const RESEND_AFTER_REJECT_MS = 24 * 3_600_000;
+
 export type FriendPayload = Record<string, unknown>;
 
 /** Friend requests and friendships (issue 5 §1). */
@@ -24,13 +27,17 @@ export class FriendService {
     if (rel.denied) return fail("in_denylist", "the user does not accept your requests");
     const now = this.ctx.now();
     const text = stringifyJson(payload);
-    await this.ctx.db
+    const stored = await this.ctx.db
       .insert(friendRequests)
       .values({ fromId: me, toId: to, payload: text, status: PENDING, createdAt: now, updatedAt: now })
       .onConflictDoUpdate({
         target: [friendRequests.fromId, friendRequests.toId],
         set: { payload: text, status: PENDING, updatedAt: now },
-      });
+        // One statement decides (two nodes racing cannot both re-send): a recent rejection keeps the row as it is.
+        setWhere: sql`not (${friendRequests.status} = ${REJECTED} and ${friendRequests.updatedAt} > ${now - RESEND_AFTER_REJECT_MS})`,
+      })
+      .returning({ status: friendRequests.status });
+    if (!stored.length) return fail("rate_limited", "the user declined your request recently; try again later");
     const cards = await profiles(this.ctx.db, [me, to]);
     await emit(this.ctx, [to], "apply_friend", { ...userCard(me, cards.get(me)), from: me, to, payload, created_at: now });
     return ok({ ...userCard(to, cards.get(to)), status: "pending" });

@@ -10,6 +10,7 @@ import { ok } from "../envelope.ts";
 import { parsePage, paged } from "../paging.ts";
 import { input, params } from "../params.ts";
 import { FailureError } from "../../domain/errors.ts";
+import { perUserThrottle } from "../throttle.ts";
 
 const text = (max: number) => z.string().trim().max(max).optional();
 const groupEdit = z.object({ title: text(100), avatar: text(1024), introduction: text(2000) });
@@ -28,19 +29,21 @@ export function groupRoutes(services: Services, social: Social): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("/api/v1/group/*", requireUser(services));
   app.use("/api/v1/group_member/*", requireUser(services));
+  // Every management call stores and fans out notices to the members: one per-user budget for all of them.
+  const manage = perUserThrottle(services, services.config.groupOpsPerMin, "group changes");
 
-  app.post("/api/v1/group/add", async (c) => {
+  app.post("/api/v1/group/add", manage, async (c) => {
     const p = await params(c);
     const { title } = input(groupEdit, p);
     return ok(c, unwrap(await social.groups.create(currentUser(c).userId, memberUids(p), title ?? "")));
   });
 
-  app.post("/api/v1/group/edit", async (c) => {
+  app.post("/api/v1/group/edit", manage, async (c) => {
     const p = await params(c);
     return ok(c, unwrap(await social.groups.edit(currentUser(c).userId, gidOf(p), input(groupEdit, p))));
   });
 
-  app.post("/api/v1/group/dissolve", async (c) =>
+  app.post("/api/v1/group/dissolve", manage, async (c) =>
     ok(c, unwrap(await social.groups.dissolve(currentUser(c).userId, gidOf(await params(c))))),
   );
 
@@ -55,16 +58,16 @@ export function groupRoutes(services: Services, social: Social): Hono<AppEnv> {
     return ok(c, paged(page, total, list));
   });
 
-  app.post("/api/v1/group_member/join", async (c) => {
+  app.post("/api/v1/group_member/join", manage, async (c) => {
     const p = await params(c);
     return ok(c, unwrap(await social.groups.join(currentUser(c).userId, gidOf(p), memberUids(p))));
   });
 
-  app.post("/api/v1/group_member/leave", async (c) =>
+  app.post("/api/v1/group_member/leave", manage, async (c) =>
     ok(c, unwrap(await social.groups.leave(currentUser(c).userId, gidOf(await params(c))))),
   );
 
-  app.post("/api/v1/group_member/role", async (c) => {
+  app.post("/api/v1/group_member/role", manage, async (c) => {
     const p = await params(c);
     const target = unwrap(requireId(p, "user_id", "uid"));
     const { role } = input(roleChange, p);

@@ -50,8 +50,8 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     const deviceId = await device(user, q.did);
     await delivery.inbox.ensureDevice(user.userId, deviceId, services.ids.next());
     const acked = await delivery.core.unconfirmed(user.userId, deviceId);
-    const rows = await delivery.inbox.pending(user.userId, deviceId, q.limit, acked);
-    return ok(c, { list: rows.slice(0, q.limit).map(toWire), has_more: rows.length > q.limit });
+    const page = await delivery.inbox.pending(user.userId, deviceId, q.limit, acked, services.config.pageMaxBytes);
+    return ok(c, { list: page.rows.map(toWire), has_more: page.more });
   });
 
   app.post("/api/v1/msg/offline_ack", async (c) => {
@@ -81,8 +81,8 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
       before = await delivery.inbox.idInConversation(where, q.before_id);
       if (before === undefined) throw new FailureError({ kind: "bad_request", msg: "before_id: not a message of this conversation" });
     }
-    const rows = await delivery.inbox.history(where, before, q.limit);
-    return ok(c, { list: rows.slice(0, q.limit).map(toWire), has_more: rows.length > q.limit });
+    const page = await delivery.inbox.history(where, before, q.limit, services.config.pageMaxBytes);
+    return ok(c, { list: page.rows.map(toWire), has_more: page.more });
   });
 
   /** Read sync uplink: the reader's other devices get S2C message_read_sync. */

@@ -1,7 +1,7 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { featuresFromConfig } from "../../domain/features/matrix.ts";
 import { encryptInit } from "../../domain/init/init-cipher.ts";
-import { initData, wsUrlFor } from "../../domain/init/init-data.ts";
+import { initData } from "../../domain/init/init-data.ts";
 import { stringifyJson } from "../../protocol/json.ts";
 import type { Services } from "../../services.ts";
 import type { AppEnv } from "../auth.ts";
@@ -13,9 +13,11 @@ export function publicRoutes(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { config } = services;
   const features = featuresFromConfig(config.features);
-  const init = (url: string, proto: string | undefined) =>
+  // ws_url never comes from the request's Host header (a forged one would be echoed to clients):
+  // IBIS_PUBLIC_WS_URL, else the node's own address (src/node.ts passes it as the `wsUrl` binding).
+  const init = (c: Context<AppEnv>) =>
     initData({
-      wsUrl: config.publicWsUrl || wsUrlFor(url, proto),
+      wsUrl: config.publicWsUrl || (c.env?.wsUrl ?? ""),
       uploadUrl: config.publicUploadUrl,
       rsaPublicKeyPem: services.loginRsa?.publicKeyPem,
     });
@@ -23,9 +25,9 @@ export function publicRoutes(services: Services): Hono<AppEnv> {
   app.get("/privacy-policy", (c) => c.html(privacyPolicyPage()));
   app.get("/account-deletion", (c) => c.html(accountDeletionPage(config.logoutGraceDays)));
   app.get("/api/v1/app/features", (c) => ok(c, features));
-  app.get("/api/v1/app/init", (c) => ok(c, init(c.req.url, c.req.header("x-forwarded-proto"))));
+  app.get("/api/v1/app/init", (c) => ok(c, init(c)));
   app.get("/api/v1/init", async (c) =>
-    ok(c, { res: await encryptInit(config.initSecret, stringifyJson(init(c.req.url, c.req.header("x-forwarded-proto")))) }),
+    ok(c, { res: await encryptInit(config.initSecret, stringifyJson(init(c))) }),
   );
   return app;
 }

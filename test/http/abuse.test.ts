@@ -1,0 +1,56 @@
+/**
+ * Amplification through REST (issue 14 item 4): group management and friend
+ * requests store and fan out notices, so they are throttled per user; a
+ * rejected request cannot be re-sent at once; request payloads and bodies are capped.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { RESEND_AFTER_REJECT_MS } from "../../src/domain/social/friends.ts";
+import { api } from "../support/node.ts";
+import { socialEnv, type SocialEnv, type TestUser } from "./social.support.ts";
+
+describe("REST abuse limits [pglite]", () => {
+  let env: SocialEnv;
+  let t = Date.now();
+  let a: TestUser;
+  beforeAll(async () => {
+    env = await socialEnv("pglite", { groupOpsPerMin: 4, friendRequestsPerMin: 4, restBodyMax: 64 * 1024 }, () => t);
+    a = await env.user("a");
+  });
+  afterAll(() => env.stop());
+
+  test("group management: a per-user budget across join/leave, refilled after the minute", async () => {
+    const b = await env.user("b");
+    const g = await env.call(a, "POST", "/api/v1/group/add", { title: "g" });
+    const gid = g.body.payload.group.gid;
+    const codes = [];
+    for (let i = 0; i < 5; i++) codes.push((await env.call(b, "POST", `/api/v1/group_member/${i % 2 ? "leave" : "join"}`, { gid })).body.code);
+    expect(codes).toEqual([0, 0, 0, 0, 429]);
+    t += 60_000;
+    expect((await env.call(b, "POST", "/api/v1/group_member/join", { gid })).body.code).toBe(0);
+  });
+
+  test("friend requests: a per-user budget; a rejected request cannot be re-sent for a day", async () => {
+    t += 60_000;
+    const others = await Promise.all([1, 2, 3, 4, 5].map((i) => env.user(`f${i}`)));
+    const codes = [];
+    for (const o of others) codes.push((await env.call(a, "POST", "/api/v1/friend/add", { to: o.id })).body.code);
+    expect(codes).toEqual([0, 0, 0, 0, 429]);
+    t += 60_000;
+    const h = others[0]!;
+    expect((await env.call(h, "POST", "/api/v1/friend/reject", { from: a.id })).body.code).toBe(0);
+    const again = await env.call(a, "POST", "/api/v1/friend/add", { to: h.id });
+    expect(again.body).toMatchObject({ code: 429, msg: expect.stringMatching(/declined/) });
+    t += RESEND_AFTER_REJECT_MS + 1;
+    expect((await env.call(a, "POST", "/api/v1/friend/add", { to: h.id })).body.code).toBe(0);
+  });
+
+  test("a request payload is capped at a few KiB; a REST body at IBIS_REST_BODY_MAX (413)", async () => {
+    t += 60_000;
+    const o = await env.user("payload");
+    const big = await env.call(a, "POST", "/api/v1/friend/add", { to: o.id, payload: { note: "x".repeat(5000) } });
+    expect(big.body).toMatchObject({ code: 400, msg: expect.stringMatching(/payload/) });
+    const huge = await api(env.node, "POST", "/api/v1/group/add", { token: a.token, body: { title: "y".repeat(100 * 1024) } });
+    expect(huge.status).toBe(413);
+    expect(huge.body.code).toBe(413);
+  });
+});
