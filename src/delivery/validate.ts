@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { toId } from "../ids/tsid.ts";
-import { stringifyJson } from "../protocol/json.ts";
+import { payloadTextOf, stringifyJson } from "../protocol/json.ts";
 import { parseMessageId } from "./msg-id.ts";
 import type { ChatType, E2eeMeta, ImMessage } from "./ports.ts";
 
@@ -178,7 +178,8 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
     from,
     to,
     payload: body,
-    payloadJson: stringifyJson(body),
+    // A large payload is stored and pushed as it arrived (the decoder kept its text); others are encoded once here.
+    payloadJson: (body === payload ? payloadTextOf(raw) : undefined) ?? stringifyJson(body),
     msg_type: msgType,
     server_ts: serverTs,
     ...(createdAt !== undefined && createdAt !== null ? { created_at: createdAt } : {}),

@@ -10,7 +10,7 @@
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { parseJsonBytes, stringifyJson } from "./json.ts";
+import { keepPayloadText, parseJson, stringifyJson } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -374,13 +374,14 @@ function readE2ee(r: BinaryReader, end: number, into: E2eeRead | undefined): E2e
 
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 
-/** Payload bytes → value; an encrypted payload may also arrive as bare Base64 text. */
-function payloadValue(bytes: Uint8Array, encrypted: boolean): unknown {
+/** Payload bytes → value and its JSON text; an encrypted payload may also arrive as bare Base64 text (no JSON text). */
+function payloadValue(bytes: Uint8Array, encrypted: boolean): { value: unknown; json?: string } {
+  const text = utf8Strict.decode(bytes);
   try {
-    return parseJsonBytes(bytes);
+    return { value: parseJson(text), json: text };
   } catch (e) {
     if (!encrypted) throw e;
-    return utf8Strict.decode(bytes);
+    return { value: text };
   }
 }
 
@@ -462,7 +463,11 @@ export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | un
     if (typeName === undefined) return undefined;
     const encrypted = e2ee?.e2ee === true;
     const out: Record<string, unknown> = { id, type: typeName, from: from === 0n ? "" : from, to };
-    if (payload !== undefined && payload.length > 0) out.payload = payloadValue(payload, encrypted);
+    if (payload !== undefined && payload.length > 0) {
+      const p = payloadValue(payload, encrypted);
+      out.payload = p.value;
+      keepPayloadText(out, p.json);
+    }
     if (createdAt !== 0n) out.created_at = Number(createdAt);
     if (serverTs !== 0n) out.server_ts = Number(serverTs);
     if (action !== "") out.action = action;

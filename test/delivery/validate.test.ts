@@ -2,6 +2,9 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
 import { FAST_PAYLOADS, fastC2sPayload, PAYLOADS, validateUplink } from "../../src/delivery/validate.ts";
+import { LARGE_PAYLOAD_CHARS } from "../../src/protocol/json.ts";
+import { encodeMessagePb } from "../../src/protocol/pb.ts";
+import { decodeMessageBytes, decodeMessageText } from "../../src/protocol/uplink.ts";
 import { E2EE } from "./harness.ts";
 
 const ME = 300000000000000001n;
@@ -187,5 +190,38 @@ describe("fast payload predicates never accept what zod refuses", () => {
     expect(fastC2sPayload({ text: "hi", topic_id: 3 })).toBe(true);
     // Not plain objects: zod decides.
     expect(FAST_PAYLOADS.system!(new Date() as never)).toBe(false);
+  });
+});
+
+describe("large payloads are stored as they arrived, small ones encoded once", () => {
+  const big = "x".repeat(LARGE_PAYLOAD_CHARS);
+  const envelope = (payloadText: string) =>
+    `{"id":"C2C.1.2.a", "type":"C2C","from":${ME},"to":300000000000000002,"msg_type":"text",  "payload" :${payloadText} }`;
+
+  test("JSON text and JSON bytes: the payload's source text, spaces and all", () => {
+    const payloadText = `{ "text" : "${big}", "n": 300000000000000009 }`;
+    for (const raw of [decodeMessageText(envelope(payloadText)), { ok: true, raw: decodeMessageBytes(new TextEncoder().encode(envelope(payloadText))) }]) {
+      if (!raw.ok || !raw.raw) throw new Error("not decoded");
+      const r = validateUplink(raw.raw, ME, 1);
+      if (!r.ok) throw new Error(r.reason);
+      expect(r.msg.payloadJson).toBe(payloadText);
+    }
+  });
+
+  test("a small payload is encoded (normalised), as before", () => {
+    const raw = decodeMessageText(envelope(`{ "text" : "hi" }`));
+    if (!raw.ok) throw new Error("not decoded");
+    const r = validateUplink(raw.raw, ME, 1);
+    expect(r.ok && r.msg.payloadJson).toBe('{"text":"hi"}');
+  });
+
+  test("protobuf: the payload bytes' text; reply_to merged → encoded again", () => {
+    const payloadJson = `{ "text":"${big}" }`;
+    const bytes = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
+    const raw = decodeMessageBytes(bytes)!;
+    const r = validateUplink(raw, ME, 1);
+    expect(r.ok && r.msg.payloadJson).toBe(payloadJson);
+    const quoted = validateUplink(Object.assign(raw, { reply_to: { msg_id: "C2C.9.9.q" } }), ME, 1); // keeps the recorded text
+    expect(quoted.ok && quoted.msg.payloadJson).toBe(`{"text":"${big}","reply_to":{"msg_id":"C2C.9.9.q"}}`);
   });
 });
