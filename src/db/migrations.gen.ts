@@ -39,5 +39,74 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE INDEX \"delivery_mark_message_idx\" ON \"delivery_mark\" USING btree (\"message_id\");",
       "CREATE INDEX \"inbox_message_idx\" ON \"inbox\" USING btree (\"message_id\");"
     ]
+  },
+  {
+    "tag": "0001_e2ee",
+    "hash": "a227416fa9fc145443326df59893630f84839a3649501f8e192a77ba76f3257a",
+    "statements": [
+      "CREATE TABLE \"e2ee_device_key\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"ed25519\" text NOT NULL,\n\t\"curve25519\" text NOT NULL,\n\t\"wrap_key\" text NOT NULL,\n\t\"key_signature\" text NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"last_event_ts\" bigint DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\tCONSTRAINT \"e2ee_device_key_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "CREATE TABLE \"e2ee_proxy_key\" (\n\t\"user_id\" bigint PRIMARY KEY NOT NULL,\n\t\"public_key\" text NOT NULL,\n\t\"private_key_sealed\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"e2ee_shard\" (\n\t\"shard_id\" uuid PRIMARY KEY NOT NULL,\n\t\"owner_uid\" bigint NOT NULL,\n\t\"key_version\" integer NOT NULL,\n\t\"proxy_uid\" bigint NOT NULL,\n\t\"set_id\" uuid NOT NULL,\n\t\"threshold\" smallint NOT NULL,\n\t\"total\" smallint NOT NULL,\n\t\"status\" text DEFAULT 'active' NOT NULL,\n\t\"encrypted_shard\" text,\n\t\"encrypted_data\" text,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"trust_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"actor_uid\" bigint NOT NULL,\n\t\"actor_device_id\" varchar(128) NOT NULL,\n\t\"target_uid\" bigint NOT NULL,\n\t\"target_device_id\" varchar(128) NOT NULL,\n\t\"target_ed25519\" text NOT NULL,\n\t\"from_state\" varchar(20) NOT NULL,\n\t\"to_state\" varchar(20) NOT NULL,\n\t\"method\" varchar(40) NOT NULL,\n\t\"actor_signature\" text NOT NULL,\n\t\"ts\" bigint NOT NULL,\n\t\"created_at\" timestamp with time zone DEFAULT now() NOT NULL\n);",
+      "CREATE INDEX \"e2ee_shard_owner_idx\" ON \"e2ee_shard\" USING btree (\"owner_uid\",\"key_version\");",
+      "CREATE INDEX \"e2ee_shard_proxy_idx\" ON \"e2ee_shard\" USING btree (\"proxy_uid\",\"status\");",
+      "CREATE INDEX \"trust_audit_target_idx\" ON \"trust_audit\" USING btree (\"target_uid\",\"target_device_id\");",
+      "CREATE INDEX \"trust_audit_actor_idx\" ON \"trust_audit\" USING btree (\"actor_uid\");"
+    ]
+  },
+  {
+    "tag": "0002_e2ee_custom",
+    "hash": "1c0a5f73fde1b11be3a65f12c79451ee3326d37368c645ead591f1ff0c2cc12c",
+    "statements": [
+      "-- trust_audit is append-only (spec §2.10, §7.8), enforced by the database itself:\n-- statement-level triggers, so even an UPDATE or DELETE matching no row is refused.\nCREATE FUNCTION trust_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$\nBEGIN\n  RAISE EXCEPTION 'trust_audit is append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';\nEND\n$$;",
+      "CREATE TRIGGER trust_audit_no_update_delete BEFORE UPDATE OR DELETE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();",
+      "CREATE TRIGGER trust_audit_no_truncate BEFORE TRUNCATE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();"
+    ]
+  },
+  {
+    "tag": "0003_attachments",
+    "hash": "be371a7cf0827693610c9a7976f4d63781736fd301c82194c526e90009c7cc71",
+    "statements": [
+      "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
+      "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0004_timeline_repair",
+    "hash": "3edaa488a1f7d4e8d7a9cf5f9b4a6fc9ed4f604d85911d64eeba461a7a45521e",
+    "statements": [
+      "-- From here on a tsid names one message per conversation (messages_c2g_tsid_uq, messages_c2c_tsid_uq, next\n-- migration). Rows stored before that rule that share their tsid with an earlier message of the same group or pair\n-- get their server id as tsid (the convention of S2C ids), so the unique indexes can be built.\nwith d as (\n  select id, row_number() over (partition by to_id, split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2G'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;",
+      "with d as (\n  select id, row_number() over (\n    partition by least(from_id, to_id), greatest(from_id, to_id), split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2C'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;"
+    ]
+  },
+  {
+    "tag": "0005_timeline",
+    "hash": "8ea071761bb9f9817c415b11ec2c353b9e7dee48948beaaa27cf6e15b171303b",
+    "statements": [
+      "CREATE TABLE \"im_group_join_request\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_join_request_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
+      "CREATE TABLE \"timeline\" (\n\t\"message_id\" bigint PRIMARY KEY NOT NULL,\n\t\"conv_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL\n);",
+      "CREATE TABLE \"timeline_cursor\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"conv_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL,\n\t\"above\" bigint[] DEFAULT '{}'::bigint[] NOT NULL,\n\tCONSTRAINT \"timeline_cursor_user_id_device_id_conv_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\",\"conv_id\")\n);",
+      "CREATE TABLE \"timeline_head\" (\n\t\"conv_id\" bigint PRIMARY KEY NOT NULL,\n\t\"last_seq\" bigint NOT NULL\n);",
+      "CREATE TABLE \"timeline_member\" (\n\t\"conv_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"join_seq\" bigint NOT NULL,\n\t\"leave_seq\" bigint,\n\tCONSTRAINT \"timeline_member_conv_id_user_id_join_seq_pk\" PRIMARY KEY(\"conv_id\",\"user_id\",\"join_seq\")\n);",
+      "DROP INDEX \"messages_client_id_idx\";",
+      "CREATE UNIQUE INDEX \"timeline_conv_seq_uq\" ON \"timeline\" USING btree (\"conv_id\",\"seq\");",
+      "CREATE INDEX \"timeline_member_user_idx\" ON \"timeline_member\" USING btree (\"user_id\");",
+      "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\");",
+      "CREATE UNIQUE INDEX \"messages_c2g_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"to_id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
+      "CREATE UNIQUE INDEX \"messages_c2c_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\")) WHERE \"messages\".\"chat_type\" = 'C2C';"
+    ]
+  },
+  {
+    "tag": "0006_timeline_fill",
+    "hash": "b753a06e1100ccfc190ef9a2502b47c539a67e0cdd593388efdf778325bd2f1e",
+    "statements": [
+      "-- Group messages move from per-member inbox rows and marks to timelines (docs/delivery.md \"Upgrade\"). Every\n-- device keeps exactly the pending set it had: its cursor stops before its oldest pending group message, and the\n-- numbers past it that were already acknowledged (or never in its inbox) go to `above`.\ninsert into timeline (message_id, conv_id, seq)\nselect id, to_id, row_number() over (partition by to_id order by id) from messages where chat_type = 'C2G';",
+      "insert into timeline_head (conv_id, last_seq) select conv_id, max(seq) from timeline group by conv_id;",
+      "-- A member's span starts before the first group message in their inbox; one who left ends at their last one.\ninsert into timeline_member (conv_id, user_id, join_seq, leave_seq)\nselect t.conv_id, i.user_id, min(t.seq) - 1,\n  case when exists (select 1 from im_group_member g where g.group_id = t.conv_id and g.user_id = i.user_id)\n    then null else max(t.seq) end\nfrom inbox i join timeline t on t.message_id = i.message_id\ngroup by t.conv_id, i.user_id;",
+      "-- Members who received no message yet see from now on.\ninsert into timeline_member (conv_id, user_id, join_seq)\nselect g.group_id, g.user_id, coalesce((select h.last_seq from timeline_head h where h.conv_id = g.group_id), 0)\nfrom im_group_member g\nwhere not exists (select 1 from timeline_member s where s.conv_id = g.group_id and s.user_id = g.user_id);",
+      "insert into timeline_cursor (user_id, device_id, conv_id, seq, above)\nselect d.user_id, d.device_id, s.conv_id,\n  coalesce(u.first - 1, coalesce(s.leave_seq, h.last_seq)),\n  coalesce((select array_agg(t.seq order by t.seq) from timeline t\n    where t.conv_id = s.conv_id and t.seq > u.first and t.seq <= coalesce(s.leave_seq, h.last_seq)\n      and not (t.message_id >= d.floor_id\n        and exists (select 1 from inbox i where i.user_id = d.user_id and i.message_id = t.message_id)\n        and not exists (select 1 from delivery_mark k\n          where k.user_id = d.user_id and k.device_id = d.device_id and k.message_id = t.message_id))), '{}')\nfrom delivery_device d\njoin timeline_member s on s.user_id = d.user_id\njoin timeline_head h on h.conv_id = s.conv_id\ncross join lateral (\n  select min(t.seq) as first from timeline t join inbox i on i.message_id = t.message_id and i.user_id = d.user_id\n  where t.conv_id = s.conv_id and t.seq > s.join_seq and t.seq <= coalesce(s.leave_seq, h.last_seq)\n    and t.message_id >= d.floor_id\n    and not exists (select 1 from delivery_mark k\n      where k.user_id = d.user_id and k.device_id = d.device_id and k.message_id = t.message_id)\n) u;",
+      "delete from delivery_mark k using messages m where m.id = k.message_id and m.chat_type = 'C2G';",
+      "delete from inbox i using messages m where m.id = i.message_id and m.chat_type = 'C2G';"
+    ]
   }
 ];

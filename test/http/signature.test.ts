@@ -84,5 +84,5 @@ describe("request signatures across nodes (Redis)", () => {
       await a.stop();
       await b.stop();
     }
-  }, 20_000); // two nodes on PostgreSQL and Redis start inside it: past the default 5 s on a loaded box
+  }, 30_000);
 });

@@ -1,7 +1,1 @@
-export function toBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString("base64");
-}
-export function fromBase64(text: string): Uint8Array<ArrayBuffer> | undefined {
-  if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) return undefined;
-  return new Uint8Array(Buffer.from(text, "base64"));
-}
+export { fromBase64, toBase64 } from "../../protocol/base64.ts";

@@ -1,10 +1,6 @@
-/** Client-side trust errors (spec §7.7). */
-export class StateError extends Error {
-  override readonly name = "StateError";
-}
-export class UnimplementedError extends Error {
-  override readonly name = "UnimplementedError";
-}
+/** Client-side trust errors (spec §7.7); the first two are shared with the server's trust-event check. */
+export { StateError, UnimplementedError } from "../../model/trust.ts";
+
 export class E2eeSendRefusedException extends Error {
   override readonly name = "E2eeSendRefusedException";
   constructor(readonly peerUid: bigint, readonly peerDeviceId: string) {

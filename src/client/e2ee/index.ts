@@ -5,3 +5,5 @@ export * from "./trust.ts";
 export * from "./qr.ts";
 export * from "./cross-signing.ts";
 export * from "./message.ts";
+export * from "./shamir.ts";
+export * from "./device.ts";

@@ -5,10 +5,12 @@
  * payload and the metadata goes into `e2ee`. The server never sees the key.
  */
 import type { E2eeMeta } from "../../model/message.ts";
-import { fromBase64, toBase64 } from "./base64.ts";
+import { fromBase64, toBase64 } from "../../protocol/base64.ts";
+import { WRAP_ALG } from "../../protocol/e2ee.ts";
+
+export { WRAP_ALG };
 
 export const E2EE_SUITE = "RSA-OAEP-256+AES-256-GCM";
-export const WRAP_ALG = "RSA-OAEP-256";
 
 export interface RecipientDevice {
   readonly did: string;

@@ -6,7 +6,8 @@
  * Canonical bytes of `sig` (left open by the spec, fixed in docs/e2ee.md):
  *   UTF-8 of `v|uid|device_id|ed25519|curve25519` (uid decimal, keys Base64).
  */
-import { fromBase64 } from "./base64.ts";
+import { fromBase64 } from "../../protocol/base64.ts";
+import { verifyEd25519 } from "../../protocol/e2ee.ts";
 
 export interface VerificationQr {
   readonly v: 1;
@@ -40,15 +41,6 @@ export function parseQr(text: string): VerificationQr | undefined {
   const strings = ["device_id", "ed25519", "curve25519", "identity_blob", "identity_signature", "sig"] as const;
   if (o.v !== 1n || uid === undefined || strings.some((k) => typeof o[k] !== "string")) return undefined;
   return { ...(o as unknown as VerificationQr), v: 1, uid };
-}
-
-async function verifyEd25519(publicKey: Uint8Array<ArrayBuffer>, signature: Uint8Array<ArrayBuffer>, data: Uint8Array<ArrayBuffer>): Promise<boolean> {
-  try {
-    const key = await crypto.subtle.importKey("raw", publicKey, { name: "Ed25519" }, false, ["verify"]);
-    return await crypto.subtle.verify("Ed25519", key, signature, data);
-  } catch {
-    return false;
-  }
 }
 
 export async function checkQr(text: string): Promise<QrCheck> {

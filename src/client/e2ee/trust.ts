@@ -3,10 +3,11 @@
  * `transition` is the checked whitelist; everything else is a StateError, and
  * anything driven by cross-signing is an UnimplementedError in this version.
  */
-import { E2eeSendRefusedException, StateError, UnimplementedError } from "./errors.ts";
+import { nextState, type TrustState, type TrustTrigger, type VerifiedBy } from "../../model/trust.ts";
+import { E2eeSendRefusedException } from "./errors.ts";
 
-export type TrustState = "unverified" | "verified" | "revoked";
-export type VerifiedBy = "qr_scan" | "manual_number" | "cross_sign";
+// The whitelist itself lives in src/model/trust.ts: the server checks trust events with the same function.
+export { nextState, type TrustState, type TrustTrigger, type VerifiedBy };
 
 export interface TrustRecord {
   readonly peer_uid: bigint;
@@ -18,39 +19,6 @@ export interface TrustRecord {
   readonly verified_by?: VerifiedBy;
   readonly first_seen_at: number;
   readonly last_safety_number?: string;
-}
-
-export type TrustTrigger =
-  | { readonly kind: "first_sight" }
-  | { readonly kind: "verify"; readonly method: "qr_scan" | "manual_number" }
-  | { readonly kind: "cancel_verification" }
-  | { readonly kind: "revoke" }
-  | { readonly kind: "device_destroyed" }
-  | { readonly kind: "identity_changed" }
-  | { readonly kind: "cross_sign" };
-
-/** The whitelist: from-state (or null for none) × trigger → to-state. */
-export function nextState(from: TrustState | null, trigger: TrustTrigger): TrustState {
-  if (trigger.kind === "cross_sign") throw new UnimplementedError("cross-signing does not change trust state in this version");
-  switch (trigger.kind) {
-    case "first_sight":
-      if (from === null) return "unverified";
-      break;
-    case "verify":
-      if (from === "unverified") return "verified";
-      break;
-    case "cancel_verification":
-      if (from === "verified") return "unverified";
-      break;
-    case "revoke":
-    case "device_destroyed":
-      if (from === "unverified" || from === "verified") return "revoked";
-      break;
-    case "identity_changed":
-      if (from === "revoked") return "unverified";
-      break;
-  }
-  throw new StateError(`illegal trust transition from ${from ?? "(none)"} on ${trigger.kind}`);
 }
 
 /** Applies a trigger to a record, setting the fields §3.1 says go with it. */

@@ -1,6 +1,6 @@
 import type { Config } from "../../config/index.ts";
 import type { Db, Store } from "../../db/store.ts";
-import type { Notifier } from "../../delivery/ports.ts";
+import type { DeviceAddress, Notifier } from "../../delivery/ports.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import type { Logger } from "../../log.ts";
 import { fail, ok, type Result } from "../errors.ts";
@@ -21,15 +21,16 @@ export interface SocialContext {
 
 /** Emits an S2C and never lets a notifier failure undo a committed change (it is logged). */
 export async function emit(
-  ctx: SocialContext,
+  ctx: Pick<SocialContext, "notifier" | "log">,
   userIds: Iterable<bigint>,
   action: string,
   payload: Record<string, unknown>,
+  opts?: { readonly exceptDevice?: DeviceAddress },
 ): Promise<void> {
   try {
-    await ctx.notifier.notify(userIds, action, payload);
+    await ctx.notifier.notify(userIds, action, payload, opts);
   } catch (err) {
-    ctx.log.error("social notify failed", { action, err });
+    ctx.log.error("notify failed", { action, err });
   }
 }
 

@@ -1,0 +1,88 @@
+import { Hono } from "hono";
+import { z } from "zod";
+import type { E2ee } from "../../domain/e2ee/index.ts";
+import { unwrap } from "../../domain/errors.ts";
+import { featuresFromConfig } from "../../domain/features/matrix.ts";
+import { idList, optionalId } from "../../domain/social/input.ts";
+import type { Services } from "../../services.ts";
+import { currentUser, requireUser, type AppEnv } from "../auth.ts";
+import { ok } from "../envelope.ts";
+import { failureResponse } from "../errors.ts";
+import { input, params } from "../params.ts";
+import { perUserThrottle } from "../throttle.ts";
+import { zId } from "../zod.ts";
+
+const b64 = (max: number) => z.string().min(1).max(max);
+const keyBundle = z.object({ ed25519: b64(64), curve25519: b64(64), wrap_key: b64(4096), key_signature: b64(128) });
+const trustEvent = z.object({
+  target_uid: zId,
+  target_device_id: z.string().min(1).max(128),
+  target_ed25519: b64(64),
+  from_state: z.string().max(20),
+  to_state: z.string().max(20),
+  method: z.string().max(40),
+  ts: z.coerce.number().int().nonnegative(),
+  actor_signature: b64(128),
+});
+const keyVersion = z.coerce.number().int().min(1).max(2 ** 31 - 1);
+const createShards = z.object({
+  key_version: keyVersion,
+  threshold: z.coerce.number().int(),
+  shards: z.array(z.object({ proxy_uid: zId, encrypted_shard: z.string() })).max(100),
+});
+
+/**
+ * E2EE (docs/e2ee.md): device keys, signed trust events, social-recovery shards.
+ * The whole area answers 403 when the feature matrix turns e2ee off; every call that stores or fans out is
+ * throttled per user.
+ */
+export function e2eeRoutes(services: Services, e2ee: E2ee): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  const enabled = featuresFromConfig(services.config.features).e2ee;
+  app.use("/api/v1/e2ee/*", requireUser(services), async (c, next) => {
+    if (!enabled) return failureResponse(c, { kind: "forbidden", msg: "end-to-end encryption is turned off on this server" });
+    await next();
+  });
+  const throttled = perUserThrottle(services, services.config.e2eeWritesPerMinute, "E2EE requests");
+
+  app.post("/api/v1/e2ee/device_keys", throttled, async (c) => {
+    const me = currentUser(c);
+    return ok(c, unwrap(await e2ee.keys.register(me.userId, me.deviceId, input(keyBundle, await params(c)))));
+  });
+
+  app.get("/api/v1/e2ee/devices", async (c) => {
+    const me = currentUser(c).userId;
+    const of = unwrap(optionalId(await params(c), "user_id", "uid")) ?? me;
+    return ok(c, { user_id: of, uid: of, list: unwrap(await e2ee.keys.list(me, of)) });
+  });
+
+  app.post("/api/v1/e2ee/trust_event", throttled, async (c) => {
+    const me = currentUser(c);
+    return ok(c, unwrap(await e2ee.trust.submit(me.userId, me.deviceId, input(trustEvent, await params(c)))));
+  });
+
+  app.get("/api/v1/e2ee/social/proxy_keys", throttled, async (c) => {
+    const ids = idList((await params(c)).user_ids);
+    if (!ids) return failureResponse(c, { kind: "bad_request", msg: "user_ids: must be a list of 64-bit ids" });
+    return ok(c, { list: unwrap(await e2ee.shards.proxyKeys(currentUser(c).userId, ids)) });
+  });
+
+  app.post("/api/v1/e2ee/social/create_shards", throttled, async (c) => {
+    return ok(c, unwrap(await e2ee.shards.create(currentUser(c).userId, input(createShards, await params(c)))));
+  });
+
+  app.get("/api/v1/e2ee/social/shards", async (c) => {
+    const { key_version } = input(z.object({ key_version: keyVersion }), await params(c));
+    return ok(c, { list: await e2ee.shards.own(currentUser(c).userId, key_version) });
+  });
+
+  app.get("/api/v1/e2ee/social/proxy_shards", async (c) => ok(c, { list: await e2ee.shards.held(currentUser(c).userId) }));
+
+  app.post("/api/v1/e2ee/social/decrypt_shard", throttled, async (c) => {
+    const raw = (await params(c)).shard_id;
+    const shardId = typeof raw === "string" ? raw.trim() : raw === undefined || raw === null ? undefined : String(raw);
+    return ok(c, unwrap(await e2ee.shards.decrypt(currentUser(c).userId, shardId)));
+  });
+
+  return app;
+}
