@@ -249,16 +249,31 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
 /** What a queued message holds in memory, about (its stored texts). */
 const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
 
+/**
+ * Whose earlier batches a message's acknowledgement and push wait for: its
+ * group's (timeline numbers are pushed in order) or its sender's. A notice
+ * (no sender) waits for every earlier batch.
+ */
+const orderKey = (i: StoreItem): unknown =>
+  i.row.chatType === "C2G" ? `g${i.row.toId}` : i.row.fromId === null || i.row.fromId === undefined ? undefined : i.row.fromId;
+
+/** A batch takes messages up to this many stored bytes (at least one): a 16 MiB message is written alone. */
+const BATCH_BYTES = 1 << 20;
+
 /** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
 
   constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
-    // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
-      ...bounds,
-      sizeOf: itemBytes,
-    });
+    // Two message batches in flight on PostgreSQL: the second overlaps the first's commit. They settle in order
+    // per sender (per group for C2G), so a slow batch (a large message) holds up no one else's acknowledgements.
+    this.messages = new GroupCommit(
+      metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
+      maxBatch,
+      store.kind === "postgres" ? 2 : 1,
+      { ...bounds, sizeOf: itemBytes },
+      { keyOf: orderKey, batchBytes: BATCH_BYTES },
+    );
   }
 
   flush(): Promise<void> {
