@@ -20,7 +20,7 @@ import { msgRoutes } from "./routes/msg.ts";
 import { passportRoutes } from "./routes/passport.ts";
 import { publicRoutes } from "./routes/public.ts";
 import { apiSignature } from "./signature.ts";
-import { openApiDocument, referencePage } from "./openapi.ts";
+import { openApiDocument, referencePage, schema } from "./openapi.ts";
 
 const API_VERSION = "1.0.0";
 
@@ -48,11 +48,11 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   let doc: { json: string; html: string } | undefined;
   const described = () => {
     if (doc) return doc;
-    const d = openApiDocument(app, { title: "Ibis", version: API_VERSION });
+    const d = openApiDocument(app, { title: "Ibis", version: API_VERSION }, services.config.apiSignature ? "/api/v1/" : undefined);
     return (doc = { json: JSON.stringify(d), html: referencePage(d) });
   };
-  app.get("/openapi.json", (c) => c.body(described().json, 200, { "content-type": "application/json; charset=utf-8" }));
-  app.get("/docs", (c) => c.html(described().html));
+  app.get("/openapi.json", schema({ summary: "This document (OpenAPI 3.1)" }), (c) => c.body(described().json, 200, { "content-type": "application/json; charset=utf-8" }));
+  app.get("/docs", schema({ summary: "API reference page" }), (c) => c.html(described().html));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));
   return app;
