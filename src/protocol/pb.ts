@@ -126,9 +126,10 @@ interface U64 {
   hi: number;
 }
 const U32 = 0x1_0000_0000;
+const U64_MAX = (1n << 64n) - 1n;
 
 function u64OfBigint(v: bigint): U64 {
-  const u = BigInt.asUintN(64, v);
+  const u = v >= 0n && v <= U64_MAX ? v : BigInt.asUintN(64, v);
   return { lo: Number(u & 0xffffffffn), hi: Number(u >> 32n) };
 }
 
