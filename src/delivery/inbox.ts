@@ -6,7 +6,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
-import type { Store } from "../db/store.ts";
+import { arrayLiteral, type Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
 
@@ -136,11 +136,6 @@ const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 
 // Devices per openDevice statement (three array parameters, whatever the count).
 const OPEN_BATCH_MAX = 500;
-
-/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
-function arrayLiteral(items: readonly string[]): string {
-  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-}
 
 export class InboxReader {
   constructor(private readonly store: Store) {}

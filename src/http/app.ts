@@ -5,6 +5,8 @@ import { onError } from "./errors.ts";
 import type { E2ee } from "../domain/e2ee/index.ts";
 import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
+import { Devices } from "../domain/accounts/devices.ts";
+import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
 import { conversationRoutes } from "./routes/conversation.ts";
 import { e2eeRoutes } from "./routes/e2ee.ts";
@@ -41,8 +43,11 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
   app.route("/", attachmentRoutes(services));
+  // My devices: the account routes list, rename and sign out; E2EE's device destruction signs out too.
+  const devices = services.delivery && new Devices({ db: services.store.db, now: services.now, log: services.log, sessions: services.accounts.sessions, cutter: services.sessions, notifier: services.delivery.notifier });
+  if (devices) app.route("/", accountRoutes(services, social, devices));
   app.route("/", adminRoutes(services));
-  app.route("/", e2eeRoutes(services, e2ee));
+  app.route("/", e2eeRoutes(services, e2ee, devices));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   // Generated from the route table on first request, when every route above is registered (docs/http.md).
   let doc: { json: string; html: string } | undefined;
