@@ -86,7 +86,8 @@ const DIGITS = /^\d+$/;
 // straight into place). test/protocol/pb.test.ts checks it byte for byte
 // against protobuf-es toBinary.
 
-const encoder = new TextEncoder();
+// Pure: a bundle that only decodes (the browser SDK) drops the encoder.
+const encoder = /* @__PURE__ */ new TextEncoder();
 /** Below this many UTF-16 units a string is measured and written by hand; above, natively. */
 const SHORT_STRING = 64;
 
