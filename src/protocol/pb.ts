@@ -105,9 +105,18 @@ function createdAtMs(v: string | number | undefined): number | bigint {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-/** UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD, 3 bytes). */
-function utf8Length(s: string): number {
-  if (s.length > SHORT_STRING) return Buffer.byteLength(s, "utf8");
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * A string's UTF-8 as the encoder will write it: its length (TextEncoder's: a
+ * lone surrogate becomes U+FFFD, 3 bytes), or for a long non-ASCII string its
+ * bytes, encoded natively once. A long ASCII string (a large payload, usually)
+ * is checked by one native regex scan and later encoded straight into place.
+ */
+type Utf8 = number | Uint8Array;
+
+function utf8Of(s: string): Utf8 {
+  if (s.length > SHORT_STRING) return NON_ASCII.test(s) ? encoder.encode(s) : s.length;
   let n = 0;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
@@ -120,6 +129,8 @@ function utf8Length(s: string): number {
   }
   return n;
 }
+
+const lengthOf = (u: Utf8): number => (typeof u === "number" ? u : u.length);
 
 /** A 64-bit varint as two uint32 halves (protobuf-es writes int64/sint64 this way). */
 interface U64 {
@@ -184,18 +195,22 @@ class Out {
     }
     this.buf[this.pos++] = lo;
   }
-  /** A length-delimited string whose UTF-8 length `len` is known. */
-  string(s: string, len: number): void {
-    this.uint(len);
-    if (len === s.length) {
-      // ASCII (UTF-8 length = UTF-16 length only when every unit is below 0x80)
-      if (len <= SHORT_STRING) {
-        for (let i = 0; i < len; i++) this.buf[this.pos++] = s.charCodeAt(i);
-        return;
-      }
+  /** A length-delimited string, measured by `utf8Of`. */
+  string(s: string, u: Utf8): void {
+    if (typeof u !== "number") {
+      this.uint(u.length);
+      this.buf.set(u, this.pos);
+      this.pos += u.length;
+      return;
     }
-    encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + len));
-    this.pos += len;
+    this.uint(u);
+    if (u === s.length && u <= SHORT_STRING) {
+      // ASCII (UTF-8 length = UTF-16 length only when every unit is below 0x80)
+      for (let i = 0; i < u; i++) this.buf[this.pos++] = s.charCodeAt(i);
+      return;
+    }
+    encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + u));
+    this.pos += u;
   }
 }
 
@@ -205,23 +220,23 @@ const KEY = (no: number, wire: WireType) => (no << 3) | wire;
 
 interface E2eeSized {
   readonly ver: U64 | undefined;
-  readonly suite: number;
-  readonly nonce: number;
-  readonly keys: { did: number; kid: number; wrap: number; ek: number; size: number }[];
+  readonly suite: Utf8 | undefined;
+  readonly nonce: Utf8 | undefined;
+  readonly keys: { did?: Utf8; kid?: Utf8; wrap?: Utf8; ek?: Utf8; size: number }[];
   readonly size: number;
 }
 
 function sizeE2ee(e: E2eeMeta): E2eeSized {
   const ver = e.e2ee_ver ? int32(e.e2ee_ver) : undefined;
-  const suite = e.e2ee_suite ? utf8Length(e.e2ee_suite) : -1;
-  const nonce = e.nonce ? utf8Length(e.nonce) : -1;
-  let size = (e.e2ee ? 2 : 0) + (ver ? 1 + varintSize(ver) : 0) + (suite >= 0 ? bytesField(3, suite) : 0) + (nonce >= 0 ? bytesField(4, nonce) : 0);
+  const suite = e.e2ee_suite ? utf8Of(e.e2ee_suite) : undefined;
+  const nonce = e.nonce ? utf8Of(e.nonce) : undefined;
+  let size = (e.e2ee ? 2 : 0) + (ver ? 1 + varintSize(ver) : 0) + (suite !== undefined ? bytesField(3, lengthOf(suite)) : 0) + (nonce !== undefined ? bytesField(4, lengthOf(nonce)) : 0);
   const keys = e.keys.map((k) => {
-    const did = k.did ? utf8Length(k.did) : -1;
-    const kid = k.kid !== undefined ? utf8Length(k.kid) : -1; // explicit presence
-    const wrap = k.wrap_alg ? utf8Length(k.wrap_alg) : -1;
-    const ek = k.ek ? utf8Length(k.ek) : -1;
-    const inner = (did >= 0 ? bytesField(1, did) : 0) + (kid >= 0 ? bytesField(2, kid) : 0) + (wrap >= 0 ? bytesField(3, wrap) : 0) + (ek >= 0 ? bytesField(4, ek) : 0);
+    const did = k.did ? utf8Of(k.did) : undefined;
+    const kid = k.kid !== undefined ? utf8Of(k.kid) : undefined; // explicit presence
+    const wrap = k.wrap_alg ? utf8Of(k.wrap_alg) : undefined;
+    const ek = k.ek ? utf8Of(k.ek) : undefined;
+    const inner = (did !== undefined ? bytesField(1, lengthOf(did)) : 0) + (kid !== undefined ? bytesField(2, lengthOf(kid)) : 0) + (wrap !== undefined ? bytesField(3, lengthOf(wrap)) : 0) + (ek !== undefined ? bytesField(4, lengthOf(ek)) : 0);
     size += bytesField(5, inner);
     return { did, kid, wrap, ek, size: inner };
   });
@@ -233,16 +248,16 @@ function writeE2ee(o: Out, e: E2eeMeta, z: E2eeSized): void {
   o.uint(z.size);
   if (e.e2ee) o.byte(KEY(E2EE_FIELDS.e2ee, Varint)), o.byte(1);
   if (z.ver) o.byte(KEY(E2EE_FIELDS.e2ee_ver, Varint)), o.varint(z.ver);
-  if (z.suite >= 0) o.byte(KEY(E2EE_FIELDS.e2ee_suite, Bytes)), o.string(e.e2ee_suite, z.suite);
-  if (z.nonce >= 0) o.byte(KEY(E2EE_FIELDS.nonce, Bytes)), o.string(e.nonce, z.nonce);
+  if (z.suite !== undefined) o.byte(KEY(E2EE_FIELDS.e2ee_suite, Bytes)), o.string(e.e2ee_suite, z.suite);
+  if (z.nonce !== undefined) o.byte(KEY(E2EE_FIELDS.nonce, Bytes)), o.string(e.nonce, z.nonce);
   e.keys.forEach((k, i) => {
     const s = z.keys[i]!;
     o.byte(KEY(E2EE_FIELDS.keys, Bytes));
     o.uint(s.size);
-    if (s.did >= 0) o.byte(KEY(E2EE_KEY_FIELDS.did, Bytes)), o.string(k.did, s.did);
-    if (s.kid >= 0) o.byte(KEY(E2EE_KEY_FIELDS.kid, Bytes)), o.string(k.kid!, s.kid);
-    if (s.wrap >= 0) o.byte(KEY(E2EE_KEY_FIELDS.wrap_alg, Bytes)), o.string(k.wrap_alg, s.wrap);
-    if (s.ek >= 0) o.byte(KEY(E2EE_KEY_FIELDS.ek, Bytes)), o.string(k.ek, s.ek);
+    if (s.did !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.did, Bytes)), o.string(k.did, s.did);
+    if (s.kid !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.kid, Bytes)), o.string(k.kid!, s.kid);
+    if (s.wrap !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.wrap_alg, Bytes)), o.string(k.wrap_alg, s.wrap);
+    if (s.ek !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.ek, Bytes)), o.string(k.ek, s.ek);
   });
 }
 
@@ -264,41 +279,41 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
   const payload = msg.payloadJson ?? (msg.payload === undefined ? undefined : stringifyJson(msg.payload));
   const createdAt = createdAtMs(msg.created_at);
 
-  // Sizes (−1: field absent), in field order.
-  const id = msg.id ? utf8Length(msg.id) : -1;
+  // UTF-8 and varint sizes (undefined: field absent), in field order.
+  const id = msg.id ? utf8Of(msg.id) : undefined;
   const from = msg.from ? zigzag(sint64(msg.from, "from")) : undefined;
   const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
-  const action = msg.action ? utf8Length(msg.action) : -1;
-  const body = payload ? utf8Length(payload) : -1;
+  const action = msg.action ? utf8Of(msg.action) : undefined;
+  const body = payload ? utf8Of(payload) : undefined;
   const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
   const created = createdAt ? int64(createdAt) : undefined;
   const z = e2ee ? sizeE2ee(e2ee) : undefined;
-  const reply = msg.in_reply_to ? utf8Length(msg.in_reply_to) : -1;
+  const reply = msg.in_reply_to ? utf8Of(msg.in_reply_to) : undefined;
   const size =
-    (id >= 0 ? bytesField(1, id) : 0) +
+    (id !== undefined ? bytesField(1, lengthOf(id)) : 0) +
     (type ? 1 + uintSize(type) : 0) +
     (from ? 1 + varintSize(from) : 0) +
     (to ? 1 + varintSize(to) : 0) +
     (msgType ? 1 + uintSize(msgType) : 0) +
-    (action >= 0 ? bytesField(6, action) : 0) +
-    (body >= 0 ? bytesField(7, body) : 0) +
+    (action !== undefined ? bytesField(6, lengthOf(action)) : 0) +
+    (body !== undefined ? bytesField(7, lengthOf(body)) : 0) +
     (serverTs ? 1 + varintSize(serverTs) : 0) +
     (created ? 1 + varintSize(created) : 0) +
     (z ? bytesField(10, z.size) : 0) +
-    (reply >= 0 ? bytesField(11, reply) : 0);
+    (reply !== undefined ? bytesField(11, lengthOf(reply)) : 0);
 
   const o = new Out(new Uint8Array(reserve + size), reserve);
-  if (id >= 0) o.byte(KEY(MESSAGE_FIELDS.id, Bytes)), o.string(msg.id, id);
+  if (id !== undefined) o.byte(KEY(MESSAGE_FIELDS.id, Bytes)), o.string(msg.id, id);
   if (type) o.byte(KEY(MESSAGE_FIELDS.type, Varint)), o.uint(type);
   if (from) o.byte(KEY(MESSAGE_FIELDS.from, Varint)), o.varint(from);
   if (to) o.byte(KEY(MESSAGE_FIELDS.to, Varint)), o.varint(to);
   if (msgType) o.byte(KEY(MESSAGE_FIELDS.msg_type, Varint)), o.uint(msgType);
-  if (action >= 0) o.byte(KEY(MESSAGE_FIELDS.action, Bytes)), o.string(msg.action!, action);
-  if (body >= 0) o.byte(KEY(MESSAGE_FIELDS.payload, Bytes)), o.string(payload!, body); // UTF-8 length-delimited = bytes
+  if (action !== undefined) o.byte(KEY(MESSAGE_FIELDS.action, Bytes)), o.string(msg.action!, action);
+  if (body !== undefined) o.byte(KEY(MESSAGE_FIELDS.payload, Bytes)), o.string(payload!, body); // UTF-8 length-delimited = bytes
   if (serverTs) o.byte(KEY(MESSAGE_FIELDS.server_ts, Varint)), o.varint(serverTs);
   if (created) o.byte(KEY(MESSAGE_FIELDS.created_at, Varint)), o.varint(created);
   if (z) writeE2ee(o, e2ee!, z);
-  if (reply >= 0) o.byte(KEY(MESSAGE_FIELDS.in_reply_to, Bytes)), o.string(msg.in_reply_to!, reply);
+  if (reply !== undefined) o.byte(KEY(MESSAGE_FIELDS.in_reply_to, Bytes)), o.string(msg.in_reply_to!, reply);
   return o.buf;
 }
 
