@@ -9,9 +9,12 @@
  * With --workers N > 1 the Ibis nodes run clustered (IBIS_WORKERS=N over Redis
  * Streams); CPU and RSS then count the whole process tree.
  *
- *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--smoke]
+ * With --metrics-compare the Ibis side is two embedded nodes, IBIS_METRICS on
+ * and off, alternating (results as scenario c2c-metrics; docs/operations.md).
+ *
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--metrics-compare] [--smoke]
  */
-import { num, nums } from "./lib/args.ts";
+import { bool, num, nums } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
 import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
@@ -31,6 +34,7 @@ const P = {
   workers: num(a, "workers", 1),
   loads: nums(a, "loads", c.smoke ? [50, 100] : [25, 50, 100]),
   rounds: c.rounds,
+  metricsCompare: bool(a, "metrics-compare"),
 };
 
 /** Ibis targets carry their friend pairs' ids and tokens. */
@@ -72,7 +76,15 @@ await scenarioMain(async (cleanup) => {
     P.workers > 1
       ? { IBIS_WORKERS: String(P.workers), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
       : {};
-  for (const h of await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
+  const metricsSides = async () =>
+    (
+      await Promise.all(
+        (["1", "0"] as const).map(async (on) =>
+          (await ibisSides("memory", [], c.notes, () => ({ ...cluster(), IBIS_METRICS: on }))).map((h) => ({ ...h, name: `${h.name} metrics ${on === "1" ? "on" : "off"}` })),
+        ),
+      )
+    ).flat();
+  for (const h of P.metricsCompare ? await metricsSides() : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     cleanup.add(h);
     const routed = await routesC2c(h);
     const name = routed ? h.name : `${h.name} (transport only)`;
@@ -109,7 +121,7 @@ await scenarioMain(async (cleanup) => {
     }
   }
 
-  finish("c2c", c, {
+  finish(P.metricsCompare ? "c2c-metrics" : "c2c", c, {
     params: P,
     raw: { max, by_load: byLoad },
     ratios: { messages_per_s: rr },

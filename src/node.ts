@@ -1,10 +1,12 @@
 import type { Server } from "bun";
+import type { Hono } from "hono";
 import { ConfigError, fields, loadConfig, type Config } from "./config/index.ts";
 import { openCluster, type Cluster } from "./cluster/index.ts";
 import { CLOSE_RECONNECT, CLOSE_RECONNECT_REASON } from "./cluster/lifecycle.ts";
 import { openStore, type Store } from "./db/store.ts";
 import { Admins } from "./domain/admin/admins.ts";
 import { Accounts } from "./domain/auth/accounts.ts";
+import { Attachments } from "./domain/attachments/attachments.ts";
 import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
@@ -20,6 +22,7 @@ import { createLogger, type Logger } from "./log.ts";
 import { resolveSecrets } from "./secrets.ts";
 import type { Services } from "./services.ts";
 import { createWsTransport, type Conn, type EngineSource, type WsTransport } from "./ws/index.ts";
+import { metrics, monitorEventLoop } from "./metrics/index.ts";
 
 const LOGOUT_SWEEP_MS = 10 * 60_000;
 
@@ -52,6 +55,8 @@ export interface IbisNode {
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
+  /** The REST application (its route table feeds /openapi.json). */
+  readonly http: Hono;
   stop(): Promise<void>;
 }
 
@@ -108,6 +113,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     presence: cluster.presence,
     marks: cluster.marks,
     redis: cluster.redis,
+    attachments: attachmentsFrom(config, store, ids, now),
     lifecycle: cluster,
   };
   // The delivery engine handles what other nodes send (deliver, kick, ack, pull), the social caches
@@ -159,18 +165,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // Accounts whose logout grace period is over are deleted by whichever node sweeps first.
   const logout = new AccountLogout(store, config.logoutGraceDays, now);
   let sweeping: Promise<void> = Promise.resolve();
+  // Uploads never completed go too (object, then row), one batch per sweep.
+  const sweepAttachments = async () => {
+    const n = (await base.attachments?.sweep()) ?? 0;
+    if (n) log.info("unfinished uploads deleted", { count: n });
+  };
+  const sweepLogouts = async () => {
+    const gone = await logout.sweep();
+    for (const userId of gone) {
+      social.facts.invalidate({ kind: "user", userId });
+      base.accounts.liveness.forget(userId);
+    }
+    if (gone.length) log.info("accounts deleted", { count: gone.length });
+  };
+  const logouts = () => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
   const sweep = () =>
-    (sweeping = logout.sweep().then(
-      (gone) => {
-        for (const userId of gone) {
-          social.facts.invalidate({ kind: "user", userId });
-          base.accounts.liveness.forget(userId);
-        }
-        if (gone.length) log.info("accounts deleted", { count: gone.length });
-      },
-      (err) => log.warn("account logout sweep failed", { err }),
-    ));
-  await sweep();
+    (sweeping = Promise.all([logouts(), sweepAttachments().catch((err: unknown) => log.warn("attachment sweep failed", { err }))]).then(() => {}));
+  // At start, accounts only: an object store that does not answer must not hold the node back.
+  await (sweeping = logouts());
   const sweeper = setInterval(sweep, LOGOUT_SWEEP_MS);
   sweeper.unref();
 
@@ -193,7 +205,10 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       async fetch(req, srv) {
         const url = new URL(req.url);
         if (url.pathname === "/ws") {
-          if (cluster.draining) return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          if (cluster.draining) {
+            metrics.wsRefused(503);
+            return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
+          }
           return transport.upgrade(req, srv);
         }
         return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "", wsUrl: ownWsUrl });
@@ -211,6 +226,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     throw e;
   }
   const port = server.port!;
+  const stopLoopMonitor = config.metrics ? monitorEventLoop() : undefined;
   const host = config.host === "0.0.0.0" || config.host === "::" ? "127.0.0.1" : config.host;
   ownWsUrl = localWsUrl(config.host, port, tls !== undefined);
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });
@@ -223,6 +239,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     port,
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
+    http,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -234,11 +251,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       await server.stop(true);
       await delivery.stop();
       clearInterval(sweeper);
+      stopLoopMonitor?.();
       await sweeping;
       await cluster.close();
       if (closeStore) await store.close();
     },
   };
+}
+
+function attachmentsFrom(config: Config, store: Store, ids: IdGenerator, now: () => number): Attachments | undefined {
+  if (!config.s3Endpoint || !config.s3Bucket) return undefined;
+  const target = { endpoint: config.s3Endpoint, bucket: config.s3Bucket, region: config.s3Region, accessKeyId: config.s3AccessKey, secretAccessKey: config.s3SecretKey };
+  const limits = {
+    maxBytes: config.attachmentMaxBytes,
+    uploadTtl: config.attachmentUploadTtl,
+    downloadTtl: config.attachmentDownloadTtl,
+    pendingMs: config.attachmentPendingHours * 3_600_000,
+  };
+  return new Attachments(store, ids, target, limits, now);
 }
 
 /** A configured key that does not load is a configuration error (named, never echoed). */

@@ -1,5 +1,6 @@
 import type Redis from "ioredis";
 import type { Bus } from "./bus/bus.ts";
+import type { Attachments } from "./domain/attachments/attachments.ts";
 import type { Lifecycle } from "./cluster/lifecycle.ts";
 import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
@@ -40,6 +41,8 @@ export interface Services {
   readonly redis?: Redis;
   /** `draining` (refuse new /ws handshakes) and readiness. */
   readonly lifecycle: Lifecycle;
+  /** Direct uploads to the object store; absent when IBIS_S3_* is not configured (development). */
+  readonly attachments?: Attachments;
   /** The delivery engine and notifier (src/node.ts always sets it; optional for narrow test harnesses). */
   readonly delivery?: Delivery;
 }

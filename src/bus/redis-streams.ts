@@ -14,6 +14,7 @@ import { duplicateRedis } from "../cluster/redis.ts";
 import type { Bus, BusEntry, BusHandler } from "./bus.ts";
 import { decodeEntry, encodeEntry, type FieldValue } from "./entry-codec.ts";
 import { handOff, Inbox } from "./inbox.ts";
+import { metrics } from "../metrics/index.ts";
 
 export const BUS_GROUP = "ibis";
 export const INBOX_TTL_MS = 24 * 3600 * 1000;
@@ -211,6 +212,7 @@ export class RedisStreamsBus implements Bus {
 
   async #handle(entries: readonly StreamEntry[]): Promise<void> {
     if (!entries.length) return;
+    metrics.busRead(entries[0]![0]);
     const ids: string[] = [];
     const batch: { entry: BusEntry; from: number }[] = [];
     for (const [rawId, fields] of entries) {

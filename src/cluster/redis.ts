@@ -1,5 +1,6 @@
 import Redis, { type RedisOptions } from "ioredis";
 import type { Logger } from "../log.ts";
+import { metrics } from "../metrics/index.ts";
 
 /**
  * Opens an ioredis connection for the cluster parts. Commands fail fast while
@@ -32,6 +33,7 @@ export async function openRedis(url: string, log: Logger, name = "ibis"): Promis
 export function watchRedis(redis: Redis, log: Logger, name: string): void {
   let down = false;
   redis.on("error", (e: Error) => {
+    metrics.redisErrors.inc();
     if (down) return;
     down = true;
     log.warn("redis unreachable", { conn: name, err: e });

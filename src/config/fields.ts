@@ -114,6 +114,13 @@ export const fields = {
     int(0, 0, 120_000),
     "On SIGTERM, time /readyz answers 503 (and new /ws handshakes are refused) before sockets are closed; give your load balancer its probe interval.",
   ),
+  metrics: def("IBIS_METRICS", bool(true), "Serve Prometheus metrics at /metrics (docs/operations.md) and sample the event-loop delay."),
+  metricsToken: def(
+    "IBIS_METRICS_TOKEN",
+    z.string().default(""),
+    "When set, /metrics requires `Authorization: Bearer <this>`. Empty: open (keep the port internal).",
+    true,
+  ),
   logLevel: def("IBIS_LOG_LEVEL", z.enum(["debug", "info", "warn", "error", "silent"]).default("info"), "Log threshold."),
 
   tokenSecret: def(
@@ -189,6 +196,16 @@ export const fields = {
     "ws_url announced by init (never taken from the request's Host header). Required in production; empty elsewhere: ws(s)://localhost:PORT/ws.",
   ),
   publicUploadUrl: def("IBIS_PUBLIC_UPLOAD_URL", z.string().default(""), "upload_url announced by init."),
+  s3Endpoint: def("IBIS_S3_ENDPOINT", z.string().default(""), "S3-compatible object store for attachments, e.g. https://s3.eu-west-1.amazonaws.com. Required in production (spec §9.6)."),
+  s3Bucket: def("IBIS_S3_BUCKET", z.string().default(""), "Bucket attachments are uploaded to. Required in production."),
+  s3AccessKey: def("IBIS_S3_ACCESS_KEY", z.string().default(""), "Object-store access key id. Required in production.", true),
+  s3SecretKey: def("IBIS_S3_SECRET_KEY", z.string().default(""), "Object-store secret access key. Required in production.", true),
+  s3Region: def("IBIS_S3_REGION", z.string().default("us-east-1"), "Object-store region (part of the SigV4 signature)."),
+  attachmentMaxBytes: def("IBIS_ATTACHMENT_MAX_BYTES", int(100 * MiB, 1, 5 * 1024 * MiB), "Largest attachment, bytes (one PUT; S3 allows 5 GiB)."),
+  attachmentUploadTtl: def("IBIS_ATTACHMENT_UPLOAD_TTL", int(900, 10, 3600), "Seconds a presigned upload URL stays valid."),
+  attachmentDownloadTtl: def("IBIS_ATTACHMENT_DOWNLOAD_TTL", int(86_400, 60, 604_800), "Seconds a presigned download URL stays valid (SigV4: 7 days at most)."),
+  attachmentPendingHours: def("IBIS_ATTACHMENT_PENDING_HOURS", int(24, 1), "Uploads not completed within this many hours are deleted (object and record)."),
+  attachmentPresignPerMin: def("IBIS_ATTACHMENT_PRESIGN_PER_MIN", int(60, 1), "Presign calls per user per minute."),
   features: def(
     "IBIS_FEATURES",
     z

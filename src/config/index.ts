@@ -49,6 +49,9 @@ export function productionRefusals(config: Config): string[] {
   else if (!parseApiKeys(config.apiKeys)?.size) out.push(`${fields.apiKeys.env} (per-app signing keys) is empty`);
   if (config.initSecret === BUILT_IN_INIT_SECRET) out.push(`${fields.initSecret.env} is the built-in value shipped with the apps`);
   if (!config.publicWsUrl) out.push(`${fields.publicWsUrl.env} (the ws_url init announces) is empty`);
+  for (const key of ["s3Endpoint", "s3Bucket", "s3AccessKey", "s3SecretKey"] as const) {
+    if (!config[key]) out.push(`${fields[key].env} (object store for attachments, spec §9.6) is empty`);
+  }
   if (embedded(config.databaseUrl) && !config.allowEmbeddedInProduction) {
     out.push(
       `${fields.databaseUrl.env} is the embedded database (no fsync): use PostgreSQL or set ${fields.allowEmbeddedInProduction.env}`,

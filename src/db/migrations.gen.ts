@@ -62,5 +62,13 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE TRIGGER trust_audit_no_update_delete BEFORE UPDATE OR DELETE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();",
       "CREATE TRIGGER trust_audit_no_truncate BEFORE TRUNCATE ON trust_audit\n  FOR EACH STATEMENT EXECUTE FUNCTION trust_audit_append_only();"
     ]
+  },
+  {
+    "tag": "0003_attachments",
+    "hash": "be371a7cf0827693610c9a7976f4d63781736fd301c82194c526e90009c7cc71",
+    "statements": [
+      "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
+      "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
+    ]
   }
 ];

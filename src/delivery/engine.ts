@@ -36,6 +36,7 @@ import { route } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
 import type { DeliveryWriter, StoreItem } from "./writer.ts";
+import { metrics } from "../metrics/index.ts";
 
 export interface EngineDeps {
   readonly sessions: SessionRegistry;
@@ -139,6 +140,7 @@ export class Engine implements DeliveryEngine, Notifier {
           (s) => {
             session.send(new Outbound(serverAck(msg, s.serverTs)));
             if (s.duplicate) return;
+            metrics.message(msg.type);
             this.#push(msg, routed.route.inbox, session, serverId);
             if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
             if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
@@ -184,7 +186,12 @@ export class Engine implements DeliveryEngine, Notifier {
         inbox: [userId],
         marks: except && except.userId === userId ? [except] : [],
       };
-      jobs.push(this.d.writer.messages.add(item).then(() => this.#push(msg, [userId], except, serverId)));
+      jobs.push(
+        this.d.writer.messages.add(item).then(() => {
+          metrics.message("S2C");
+          this.#push(msg, [userId], except, serverId);
+        }),
+      );
     }
     await Promise.all(jobs);
   }
@@ -428,6 +435,7 @@ export class Engine implements DeliveryEngine, Notifier {
    * 1,000 per message.
    */
   #acked(session: Session, ack: ClientAck): void {
+    metrics.acks.inc();
     const { userId, deviceId } = session;
     let id = ack.msgId;
     let serverId: bigint | undefined;

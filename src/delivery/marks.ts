@@ -7,6 +7,7 @@
  * node right after a confirm never lists the acknowledged message.
  */
 import type { MarkRow } from "./writer.ts";
+import { metrics } from "../metrics/index.ts";
 
 /** Marks acknowledged but maybe not committed yet, as every node sees them. */
 export interface MarkShare {
@@ -175,6 +176,7 @@ export class MarkLedger {
         },
         (err: unknown) => {
           this.#finished(batch.length);
+          metrics.dbErrors.inc();
           this.onError(err);
           // Again later, behind what came meanwhile; the share keeps the marks visible until then.
           setTimeout(() => this.#enqueue(batch), RETRY_MS).unref?.();

@@ -6,6 +6,7 @@
  * from its device's index; the slot skips it when it comes round.
  */
 import type { ChatType, Outbound } from "./ports.ts";
+import { metrics } from "../metrics/index.ts";
 
 /** Spec §8: delays between successive attempts, ms; the first attempt is the immediate push. */
 export const RETRY_SCHEDULE: Readonly<Record<ChatType, readonly number[]>> = {
@@ -140,6 +141,7 @@ export class RetryWheel {
 
   #fire(e: RetryEntry, now: number): void {
     if (e.cancelled) return;
+    metrics.retries.inc();
     const delivered = this.attempt(e);
     e.next++;
     if (!delivered || e.next >= e.schedule.length) {

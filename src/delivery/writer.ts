@@ -8,6 +8,7 @@ import { and, eq, or, sql } from "drizzle-orm";
 import type { Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
+import { metrics } from "../metrics/index.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
 
@@ -169,7 +170,7 @@ export class DeliveryWriter {
 
   constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit((items) => writeMessages(store, items), maxBatch, store.kind === "postgres" ? 2 : 1, {
+    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
       ...bounds,
       sizeOf: itemBytes,
     });

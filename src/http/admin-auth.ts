@@ -5,6 +5,7 @@ import { can, type Permission } from "../domain/admin/roles.ts";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
 import { unauthorized } from "./auth.ts";
+import { secured } from "./openapi.ts";
 
 export const ADMIN_COOKIE = "ibis_admin";
 export type AdminEnv = { Variables: { admin: Admin }; Bindings: { ip?: string } };
@@ -32,7 +33,7 @@ export function endAdminSession(c: Context): void {
 
 /** Unauthenticated admin API calls: 401 JSON in the pre-business shape. */
 export function requireAdmin(services: Services, admins: Admins): MiddlewareHandler<AdminEnv> {
-  return async (c, next) => {
+  return secured("adminCookie", async (c, next) => {
     const value = await getSignedCookie(c, services.secrets.tokenSecret, ADMIN_COOKIE);
     const m = typeof value === "string" ? /^(\d{1,19})\.(\d{1,16})$/.exec(value) : null;
     if (!m || Number(m[2]) <= services.now()) return unauthorized(c, "admin login required");
@@ -40,7 +41,7 @@ export function requireAdmin(services: Services, admins: Admins): MiddlewareHand
     if (!admin) return unauthorized(c, "admin login required");
     c.set("admin", admin);
     await next();
-  };
+  });
 }
 
 /** Without the permission: code 403 with an empty payload (spec §5.4). */

@@ -13,11 +13,16 @@ import { groupRoutes } from "./routes/group.ts";
 import { mentionRoutes } from "./routes/mention.ts";
 import { adminRoutes } from "./routes/admin.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { attachmentRoutes } from "./routes/attachment.ts";
+import { metricsRoutes } from "./routes/metrics.ts";
 import { logoutRoutes } from "./routes/logout.ts";
 import { msgRoutes } from "./routes/msg.ts";
 import { passportRoutes } from "./routes/passport.ts";
 import { publicRoutes } from "./routes/public.ts";
 import { apiSignature } from "./signature.ts";
+import { openApiDocument, referencePage } from "./openapi.ts";
+
+const API_VERSION = "1.0.0";
 
 /** The REST application: one route module per area, one error mapping. */
 export function createHttpApp(services: Services, social: Social, e2ee: E2ee): Hono {
@@ -26,6 +31,7 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   // Before every route: with IBIS_API_SIGNATURE on, unsigned or replayed /api/v1/* calls stop here.
   app.use("/api/v1/*", apiSignature(services));
   app.route("/", healthRoutes(services));
+  if (services.config.metrics) app.route("/", metricsRoutes(services));
   app.route("/", friendRoutes(services, social));
   app.route("/", groupRoutes(services, social));
   app.route("/", conversationRoutes(services, social));
@@ -34,9 +40,19 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   app.route("/", publicRoutes(services));
   app.route("/", passportRoutes(services));
   app.route("/", logoutRoutes(services));
+  app.route("/", attachmentRoutes(services));
   app.route("/", adminRoutes(services));
   app.route("/", e2eeRoutes(services, e2ee));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
+  // Generated from the route table on first request, when every route above is registered (docs/http.md).
+  let doc: { json: string; html: string } | undefined;
+  const described = () => {
+    if (doc) return doc;
+    const d = openApiDocument(app, { title: "Ibis", version: API_VERSION });
+    return (doc = { json: JSON.stringify(d), html: referencePage(d) });
+  };
+  app.get("/openapi.json", (c) => c.body(described().json, 200, { "content-type": "application/json; charset=utf-8" }));
+  app.get("/docs", (c) => c.html(described().html));
   app.notFound((c) => json(c, envelope(404, "not found", {}), 404));
   app.onError(onError(services.log));
   return app;

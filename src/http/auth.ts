@@ -1,6 +1,7 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { Services } from "../services.ts";
 import { json, preBusinessError } from "./envelope.ts";
+import { secured } from "./openapi.ts";
 
 export interface AuthUser {
   readonly userId: bigint;
@@ -23,7 +24,7 @@ export function unauthorized(c: Context, content: string): Response {
 
 /** Access-token check for every authenticated route (spec §5.1, §5.3). */
 export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
+  return secured("bearer", async (c, next) => {
     const token = bearer(c.req.header("authorization"));
     if (!token) return unauthorized(c, "missing bearer token");
     const claims = await services.tokens.verify(token, "access");
@@ -33,7 +34,7 @@ export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
     if (!(await services.accounts.liveness.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
     c.set("user", { userId: claims.value.userId, deviceId: claims.value.deviceId });
     await next();
-  };
+  });
 }
 
 export const currentUser = (c: Context<AppEnv>): AuthUser => c.get("user");

@@ -64,9 +64,14 @@ export async function body(c: Context): Promise<Record<string, unknown>> {
   return out;
 }
 
+/** The query parameters (last value of each); a NUL character anywhere → 400. */
+export function query(c: Context): Record<string, string> {
+  return refuseNul({ ...c.req.query() }) as Record<string, string>;
+}
+
 /** Query parameters merged with the body (body wins): for endpoints that take either. NUL anywhere → 400. */
 export async function params(c: Context): Promise<Record<string, unknown>> {
-  const merged: Record<string, unknown> = refuseNul({ ...c.req.query() });
+  const merged: Record<string, unknown> = query(c);
   if (c.req.method !== "GET" && c.req.method !== "HEAD") Object.assign(merged, await body(c));
   return merged;
 }

@@ -6,6 +6,7 @@
  */
 import type { Server, WebSocketHandler } from "bun";
 import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
+import { metrics } from "../metrics/index.ts";
 import type { Services } from "../services.ts";
 import { CloseCode } from "./close-codes.ts";
 import { Conn, handlingMessageOf, type ConnContext } from "./conn.ts";
@@ -115,11 +116,13 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   ];
   for (const t of timers) t.unref();
 
-  const reject = (status: number, title: string, content: string) =>
-    new Response(connectionError(status, title, content, now()), {
+  const reject = (status: number, title: string, content: string) => {
+    metrics.wsRefused(status);
+    return new Response(connectionError(status, title, content, now()), {
       status,
       headers: { "content-type": "application/json; charset=utf-8" },
     });
+  };
 
   return {
     registry: hub,
@@ -182,6 +185,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         if (conn.proto === Proto.V2) ws.subscribe(V2_TOPIC);
         expiry.track(conn);
         conn.opened = true;
+        metrics.wsOpened(conn.proto);
         engine.onOpen(conn);
       },
 
@@ -202,7 +206,9 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         conn.closing = true;
         hub.remove(conn);
         expiry.forget(conn);
-        if (conn.opened) engine.onClose(conn);
+        if (!conn.opened) return;
+        metrics.wsClosed(conn.proto);
+        engine.onClose(conn);
       },
     },
 

@@ -38,8 +38,15 @@ export interface IbisProcess {
 }
 
 /** Starts `bun src/main.ts` on a free port and waits for /readyz 200 (new connection each time). */
-export async function startIbisProcess(env: { databaseUrl: string; redisUrl: string; prefix: string; extra?: Record<string, string> }): Promise<IbisProcess> {
-  const port = freePort();
+export async function startIbisProcess(env: {
+  databaseUrl: string;
+  redisUrl: string;
+  prefix: string;
+  extra?: Record<string, string>;
+  /** A restarted node keeps its port (its clients reconnect to the same URL). */
+  port?: number;
+}): Promise<IbisProcess> {
+  const port = env.port ?? freePort();
   const proc = Bun.spawn([process.execPath, MAIN], {
     env: childEnv({
       PORT: String(port),

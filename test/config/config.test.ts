@@ -18,6 +18,10 @@ const good = {
   IBIS_INIT_SECRET: INIT,
   IBIS_PUBLIC_WS_URL: "wss://im.example.com/ws",
   DATABASE_URL: "postgres://ibis@db.internal:5432/ibis",
+  IBIS_S3_ENDPOINT: "https://s3.eu-west-3.amazonaws.com",
+  IBIS_S3_BUCKET: "ibis-attachments",
+  IBIS_S3_ACCESS_KEY: "AKIAEXAMPLEKEYID",
+  IBIS_S3_SECRET_KEY: "object-store-secret-value",
 };
 
 describe("production startup refusals (spec §5.7)", () => {
@@ -40,6 +44,10 @@ describe("production startup refusals (spec §5.7)", () => {
     ["no public ws_url (init would echo a Host header)", { IBIS_PUBLIC_WS_URL: undefined }, "IBIS_PUBLIC_WS_URL"],
     ["embedded database on disk", { DATABASE_URL: undefined }, "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION"],
     ["embedded database in memory", { DATABASE_URL: "memory://" }, "IBIS_ALLOW_EMBEDDED_IN_PRODUCTION"],
+    ["no object-store endpoint", { IBIS_S3_ENDPOINT: undefined }, "IBIS_S3_ENDPOINT"],
+    ["no bucket", { IBIS_S3_BUCKET: undefined }, "IBIS_S3_BUCKET"],
+    ["no object-store access key", { IBIS_S3_ACCESS_KEY: "" }, "IBIS_S3_ACCESS_KEY"],
+    ["no object-store secret key", { IBIS_S3_SECRET_KEY: "" }, "IBIS_S3_SECRET_KEY"],
   ] as [string, Record<string, string | undefined>, string][])("%s → refused, naming %s", (_n, change, name) => {
     const env = { ...good, ...change };
     let err: unknown;
@@ -60,7 +68,7 @@ describe("production startup refusals (spec §5.7)", () => {
 
   test("all refusals at once, and none outside production", () => {
     const bad = { ...testConfig(), tokenSecret: "", fieldKey: "", masterCode: "x", apiSignature: false };
-    expect(productionRefusals({ ...bad, env: "production" })).toHaveLength(7);
+    expect(productionRefusals({ ...bad, env: "production" })).toHaveLength(11);
     expect(productionRefusals({ ...bad, env: "development" })).toEqual([]);
     expect(productionRefusals({ ...bad, env: "test" })).toEqual([]);
   });

@@ -24,7 +24,6 @@ export class Ledger {
   readonly refused = new Map<string, string>();
   /** Device key → message id → times received. */
   readonly #received = new Map<string, Map<string, number>>();
-  readonly clients: LedgerClient[] = [];
 
   sent(id: string, recipients: readonly Device[]): void {
     this.#recipients.set(id, recipients.map((d) => keyOf(d.userId, d.deviceId)));
@@ -57,12 +56,11 @@ export class Ledger {
 export class LedgerClient {
   conn!: IbisConnection;
   constructor(
-    readonly ledger: Ledger,
+    /** Books of the current phase (a fault suite starts new ones per fault). */
+    public ledger: Ledger,
     readonly me: Device,
     readonly url: string,
-  ) {
-    ledger.clients.push(this);
-  }
+  ) {}
 
   async open(protocols: SubProtocolName[] = ["svc.v2"]): Promise<this> {
     this.conn = await IbisConnection.open({

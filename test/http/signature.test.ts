@@ -84,5 +84,5 @@ describe("request signatures across nodes (Redis)", () => {
       await a.stop();
       await b.stop();
     }
-  });
+  }, 30_000);
 });

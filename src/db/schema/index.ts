@@ -5,3 +5,4 @@ export * from "./messages.ts";
 export * from "./social.ts";
 export * from "./delivery.ts";
 export * from "./e2ee.ts";
+export * from "./attachments.ts";

@@ -5,7 +5,8 @@ import { fail, ok as okResult, unwrap, type Result } from "../../domain/errors.t
 import type { Services } from "../../services.ts";
 import { unauthorized, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
-import { body, input } from "../params.ts";
+import { body } from "../params.ts";
+import { schema, valid } from "../openapi.ts";
 import { perIpThrottle } from "../throttle.ts";
 import { userIdKeys } from "../user-id.ts";
 import { zBool } from "../zod.ts";
@@ -40,16 +41,16 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
     return ok(c, { ...userIdKeys(account.userId), ...pair, nickname: account.nickname, account: account.account });
   }
 
-  app.post("/api/v1/passport/signup", async (c) => {
-    const req = input(Credentials, await body(c));
+  app.post("/api/v1/passport/signup", schema({ summary: "Sign up (X-Device-ID, X-Device-Type optional)", body: Credentials }), async (c) => {
+    const req = valid(c, Credentials);
     const pwd = unwrap(await plainPassword(req.pwd, req.rsa_encrypt));
     const dev = device(c);
     const account = unwrap(await accounts.signup({ account: req.account, pwd, nickname: req.nickname }, dev));
     return session(c, account, dev.deviceId);
   });
 
-  app.post("/api/v1/passport/login", async (c) => {
-    const req = input(Credentials, await body(c));
+  app.post("/api/v1/passport/login", schema({ summary: "Log in", body: Credentials }), async (c) => {
+    const req = valid(c, Credentials);
     const pwd = unwrap(await plainPassword(req.pwd, req.rsa_encrypt));
     const dev = device(c);
     const account = unwrap(await accounts.login({ account: req.account, pwd }, dev));
