@@ -188,6 +188,23 @@ for (const kind of storeKinds()) {
       expect((await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken: second.body.payload.refreshtoken } })).status).toBe(401);
     });
 
+    test("a token presented on an open socket must be of the socket's session and pass the check", async () => {
+      const acct = uniqueAccount("lou");
+      const phone = await signIn(node, acct, "lou-phone");
+      const ws = await openSocket(node, phone);
+      const deviceLess = (await api(node, "POST", "/api/v1/passport/login", { body: { account: acct, pwd: "secret-1" } })).body.payload.token;
+      expect(await ws.refresh(deviceLess)).toMatchObject({ action: "invalid_message", payload: { reason: "invalid_token", content: "token of another session" } });
+      const fresh = await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken: phone.refreshtoken } });
+      expect((await ws.refresh(fresh.body.payload.token)).action).toBe("token_refreshed");
+      // Signed out from another device: the socket closes and the refreshed token (old generation) is refused too.
+      const stale = fresh.body.payload.token;
+      const other = await signIn(node, acct, "lou-desk", "desktop");
+      expect((await api(node, "POST", "/api/v1/user/device/signout", { token: other.token, body: { device_id: "lou-phone" } })).body.code).toBe(0);
+      expect((await ws.closed).code).toBe(CloseCode.SignedOut);
+      expect((await api(node, "GET", "/api/v1/user/profile", { token: stale })).status).toBe(401);
+      await ws.close();
+    });
+
     test("account deletion closes the account's sockets (4106)", async () => {
       const s = await signIn(node, uniqueAccount("kim"), "k-phone");
       const ws = await openSocket(node, s);
