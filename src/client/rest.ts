@@ -41,6 +41,9 @@ export interface Session {
 
 export class IbisApi {
   token: string | undefined;
+  /** The session's current refresh token (set by signup, login and refresh; each works once: docs/auth.md). */
+  refreshtoken: string | undefined;
+  #refreshing: Promise<{ token: string; refreshtoken: string }> | undefined;
 
   constructor(private readonly opts: ApiOptions) {
     this.token = opts.token;
@@ -72,14 +75,34 @@ export class IbisApi {
 
   /** Signs up and keeps the new access token for the next calls. */
   async signup(account: string, pwd: string, nickname?: string): Promise<Session> {
-    const s = await this.call<Session>("POST", "/api/v1/passport/signup", { account, pwd, nickname });
-    this.token = s.token;
-    return s;
+    return this.#keep(await this.call<Session>("POST", "/api/v1/passport/signup", { account, pwd, nickname }));
   }
 
   async login(account: string, pwd: string): Promise<Session> {
-    const s = await this.call<Session>("POST", "/api/v1/passport/login", { account, pwd });
+    return this.#keep(await this.call<Session>("POST", "/api/v1/passport/login", { account, pwd }));
+  }
+
+  /**
+   * Rotates the tokens with the kept refresh token. One refresh at a time:
+   * callers arriving while one is in flight share it, since presenting a
+   * refresh token twice is reuse and revokes the session (docs/auth.md).
+   */
+  refresh(): Promise<{ token: string; refreshtoken: string }> {
+    this.#refreshing ??= this.call<{ token: string; refreshtoken: string }>("POST", "/api/v1/passport/refreshtoken", { refreshtoken: this.refreshtoken ?? "" })
+      .then((pair) => this.#keep(pair))
+      .finally(() => (this.#refreshing = undefined));
+    return this.#refreshing;
+  }
+
+  /** Logs this device out: its tokens stop working and its sockets close (4104) on every node. */
+  async logout(): Promise<void> {
+    await this.call("POST", "/api/v1/passport/logout");
+    this.token = this.refreshtoken = undefined;
+  }
+
+  #keep<T extends { token: string; refreshtoken: string }>(s: T): T {
     this.token = s.token;
+    this.refreshtoken = s.refreshtoken;
     return s;
   }
 }

@@ -1,5 +1,6 @@
 /** Profiles, finding people, my devices, logout and refresh rotation over HTTP and real sockets (docs/accounts.md, docs/auth.md). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { IbisApi } from "../../src/client/rest.ts";
 import { Admins } from "../../src/domain/admin/admins.ts";
 import { CloseCode } from "../../src/ws/close-codes.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
@@ -203,6 +204,20 @@ for (const kind of storeKinds()) {
       expect((await ws.closed).code).toBe(CloseCode.SignedOut);
       expect((await api(node, "GET", "/api/v1/user/profile", { token: stale })).status).toBe(401);
       await ws.close();
+    });
+
+    test("SDK: concurrent refreshes share one rotation (no reuse), logout ends the session", async () => {
+      const api2 = new IbisApi({ url: node.url, deviceId: "sdk-phone", deviceType: "ios" });
+      await api2.signup(uniqueAccount("sdk"), "secret-1");
+      const first = api2.refreshtoken;
+      const [p1, p2] = await Promise.all([api2.refresh(), api2.refresh()]);
+      expect(p1).toEqual(p2);
+      expect(api2.refreshtoken).not.toBe(first);
+      await api2.refresh(); // the rotated one works: the session was not revoked
+      expect((await api2.call("GET", "/api/v1/user/profile")).nickname).toBeString();
+      const token = api2.token!;
+      await api2.logout();
+      expect((await api(node, "GET", "/api/v1/user/profile", { token })).status).toBe(401);
     });
 
     test("account deletion closes the account's sockets (4106)", async () => {
