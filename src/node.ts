@@ -19,6 +19,7 @@ import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts
 import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
+import { chatPageRoutes } from "./http/chat-page.ts";
 import { preBusinessError } from "./http/envelope.ts";
 import { localWsUrl } from "./domain/init/init-data.ts";
 import { IdGenerator } from "./ids/tsid.ts";
@@ -234,6 +235,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       maxRequestBodySize: config.wsMaxPayload,
       // Several worker processes share the port (src/cluster/workers.ts).
       reusePort: config.workers > 1,
+      // Production serving in every environment: no dev-server bundling or HMR for the chat page.
+      development: false,
+      routes: chatPageRoutes,
       async fetch(req, srv) {
         const url = new URL(req.url);
         if (url.pathname === "/ws") {

@@ -206,17 +206,19 @@ for (const kind of storeKinds()) {
       await ws.close();
     });
 
-    test("SDK: concurrent refreshes share one rotation (no reuse), logout ends the session", async () => {
-      const api2 = new IbisApi({ url: node.url, deviceId: "sdk-phone", deviceType: "ios" });
-      await api2.signup(uniqueAccount("sdk"), "secret-1");
-      const first = api2.refreshtoken;
-      const [p1, p2] = await Promise.all([api2.refresh(), api2.refresh()]);
-      expect(p1).toEqual(p2);
-      expect(api2.refreshtoken).not.toBe(first);
-      await api2.refresh(); // the rotated one works: the session was not revoked
-      expect((await api2.call("GET", "/api/v1/user/profile")).nickname).toBeString();
-      const token = api2.token!;
-      await api2.logout();
+    test("SDK: concurrent refreshes share one rotation (no reuse); profile, search and devices; logout ends the session", async () => {
+      const sdk = new IbisApi({ url: node.url, deviceId: "sdk-phone", deviceType: "ios" });
+      await sdk.signup(uniqueAccount("sdk"), "secret-1", "Sdk User");
+      const first = sdk.session!.refreshToken;
+      await Promise.all([sdk.refresh(), sdk.refresh()]);
+      expect(sdk.session!.refreshToken).not.toBe(first);
+      await sdk.refresh(); // the rotated one works: the session was not revoked
+      expect((await sdk.updateProfile({ signature: "hi" })).signature).toBe("hi");
+      expect((await sdk.profile()).nickname).toBe("Sdk User");
+      expect((await sdk.devices()).map((d) => [d.device_id, d.current])).toEqual([["sdk-phone", true]]);
+      const token = sdk.token!;
+      await sdk.logout();
+      expect(sdk.session).toBeUndefined();
       expect((await api(node, "GET", "/api/v1/user/profile", { token })).status).toBe(401);
     });
 
