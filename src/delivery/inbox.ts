@@ -6,6 +6,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
+import { textArray } from "../db/pg-array.ts";
 import type { Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
@@ -137,10 +138,6 @@ const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 // Devices per openDevice statement (three array parameters, whatever the count).
 const OPEN_BATCH_MAX = 500;
 
-/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
-function arrayLiteral(items: readonly string[]): string {
-  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-}
 
 export class InboxReader {
   constructor(private readonly store: Store) {}
@@ -192,9 +189,9 @@ export class InboxReader {
    * without a hole).
    */
   async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
-    const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
-    const devices = arrayLiteral(reqs.map((r) => r.deviceId));
-    const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
+    const users = textArray(reqs.map((r) => r.userId.toString()));
+    const devices = textArray(reqs.map((r) => r.deviceId));
+    const fresh = textArray(reqs.map((r) => r.fresh.toString()));
     const rows = await this.store.rows<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
       req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
         with ordinality as r(user_id, device_id, fresh, ord)),
