@@ -108,5 +108,13 @@ export const migrations: readonly EmbeddedMigration[] = [
       "delete from delivery_mark k using messages m where m.id = k.message_id and m.chat_type = 'C2G';",
       "delete from inbox i using messages m where m.id = i.message_id and m.chat_type = 'C2G';"
     ]
+  },
+  {
+    "tag": "0007_tsid_by_type",
+    "hash": "d6af6a64ffd5f9fdc79419e45ee5e0d675065fb6312ed039d25e820bf006965e",
+    "statements": [
+      "DROP INDEX \"messages_tsid_idx\";",
+      "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
+    ]
   }
 ];
