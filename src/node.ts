@@ -9,12 +9,17 @@ import { Accounts } from "./domain/auth/accounts.ts";
 import { Attachments } from "./domain/attachments/attachments.ts";
 import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
+import type { SessionControl } from "./domain/auth/revocation.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
+import type { SessionsEntry } from "./bus/bus.ts";
+import { stringifyJson } from "./protocol/json.ts";
+import { cutEntry } from "./ws/cut.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
+import { chatPageRoutes } from "./http/chat-page.ts";
 import { preBusinessError } from "./http/envelope.ts";
 import { localWsUrl } from "./domain/init/init-data.ts";
 import { IdGenerator } from "./ids/tsid.ts";
@@ -57,6 +62,8 @@ export interface IbisNode {
   readonly social: Social;
   /** The REST application (its route table feeds /openapi.json). */
   readonly http: Hono;
+  /** Runs the account-logout sweep now (it also runs at start and every 10 minutes): due accounts deleted, their sockets cut. */
+  sweepLogouts(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -90,6 +97,38 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
     log.info("first admin created", { account: config.adminAccount });
   }
+  const tokens = new TokenService(
+    {
+      secret: secrets.tokenSecret,
+      accessTtlSec: config.accessTokenTtl,
+      refreshTtlSec: config.refreshTokenTtl,
+      clockSkewSec: config.tokenClockSkew,
+    },
+    now,
+  );
+  const accounts = new Accounts(store, tokens, ids, now, config.passwordMemoryKib);
+  // Every node, this one included (its own entries never touch Redis): invalidations first, in the same stream order.
+  const everywhere = (entry: SessionsEntry) => {
+    cluster.bus.send(nodeId, entry);
+    cluster.broadcast(entry);
+  };
+  const sessions: SessionControl = {
+    cut(c) {
+      accounts.liveness.forget(c.userId);
+      cluster.broadcast({ kind: "invalidate", change: { kind: "user", userId: c.userId } });
+      everywhere(cutEntry(c));
+    },
+    tellDeviceType(deviceType, action, payload) {
+      everywhere({ kind: "sessions", deviceType, action, payload: stringifyJson(payload) });
+    },
+    async onlineDevices(userId) {
+      const out = new Set((ws?.registry.sessionsOf(userId) ?? []).map((s) => s.deviceId));
+      if (cluster.presence.alone) return out;
+      const found = await cluster.presence.lookup([userId]).catch(() => undefined);
+      for (const e of found?.get(userId) ?? []) out.add(e.deviceId);
+      return out;
+    },
+  };
   const base: Services = {
     config,
     log,
@@ -97,16 +136,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     ids,
     nodeId,
     secrets,
-    tokens: new TokenService(
-      {
-        secret: secrets.tokenSecret,
-        accessTtlSec: config.accessTokenTtl,
-        refreshTtlSec: config.refreshTokenTtl,
-        clockSkewSec: config.tokenClockSkew,
-      },
-      now,
-    ),
-    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
+    tokens,
+    accounts,
+    sessions,
     loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
     bus: cluster.bus,
@@ -120,10 +152,12 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
   let social: Social | undefined;
+  let ws: WsTransport | undefined;
   await cluster.bus
     .start((entry, from) => {
+      if (entry.kind === "sessions") return ws?.act(entry);
       if (entry.kind === "invalidate") {
-        // A deletion swept on another node: this node's handshake memory of the account goes too.
+        // A revocation or deletion on another node: this node's memory of the account's sessions goes too.
         if (entry.change.kind === "user") base.accounts.liveness.forget(entry.change.userId);
         return social?.facts.invalidate(entry.change, true);
       }
@@ -136,7 +170,6 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     });
 
   // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
-  let ws: WsTransport | undefined;
   // Delivery pushes through the transport's registry, created below.
   const transportSessions: SessionRegistry = {
     sessionsOf: (u) => ws?.registry.sessionsOf(u) ?? [],
@@ -173,12 +206,12 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweepLogouts = async () => {
     const gone = await logout.sweep();
     for (const userId of gone) {
-      social.facts.invalidate({ kind: "user", userId });
-      base.accounts.liveness.forget(userId);
+      social.facts.invalidate({ kind: "user", userId }, true); // the cut announces it to the other nodes
+      sessions.cut({ userId, reason: "account_deleted" });
     }
     if (gone.length) log.info("accounts deleted", { count: gone.length });
   };
-  const logouts = () => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
+  const logouts = (): Promise<void> => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
   const sweep = () =>
     (sweeping = Promise.all([logouts(), sweepAttachments().catch((err: unknown) => log.warn("attachment sweep failed", { err }))]).then(() => {}));
   // At start, accounts only: an object store that does not answer must not hold the node back.
@@ -202,6 +235,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       maxRequestBodySize: config.wsMaxPayload,
       // Several worker processes share the port (src/cluster/workers.ts).
       reusePort: config.workers > 1,
+      // Production serving in every environment: no dev-server bundling or HMR for the chat page.
+      development: false,
+      routes: chatPageRoutes,
       async fetch(req, srv) {
         const url = new URL(req.url);
         if (url.pathname === "/ws") {
@@ -240,6 +276,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
     http,
+    sweepLogouts: logouts,
     async stop() {
       if (stopped) return;
       stopped = true;

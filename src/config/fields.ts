@@ -254,6 +254,12 @@ export const fields = {
   ),
   restBodyMax: def("IBIS_REST_BODY_MAX", int(MiB, 1024), "Largest REST request body in bytes (413 above it)."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
+  accountWritesPerMin: def(
+    "IBIS_ACCOUNT_WRITES_PER_MIN",
+    int(20, 1),
+    "Per user (or admin) per minute: profile updates, device rename and sign-out, admin suspend/unsuspend and app_upgrade broadcasts.",
+  ),
+  searchPerMin: def("IBIS_SEARCH_PER_MIN", int(30, 1), "User searches (finding people) per user per minute."),
 
   wsMaxPayload: def(
     "IBIS_WS_MAX_PAYLOAD",

@@ -110,7 +110,23 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0007_tsid_by_type",
+    "tag": "0007_accounts",
+    "hash": "14a8cbcdfb6c478b50321667e49c9f961932669352af1751c9e90c6ad3c2dc11",
+    "statements": [
+      "CREATE TABLE \"admin_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"action\" text NOT NULL,\n\t\"target_user_id\" bigint,\n\t\"detail\" text DEFAULT '{}' NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"admin_session\" (\n\t\"id_hash\" text PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"expires_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"auth_session\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"gen\" integer DEFAULT 0 NOT NULL,\n\t\"refresh_jti\" text,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\tCONSTRAINT \"auth_session_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "ALTER TABLE \"user_device\" ADD COLUMN \"name\" text DEFAULT '' NOT NULL;",
+      "ALTER TABLE \"users\" ADD COLUMN \"suspended_at\" bigint;",
+      "ALTER TABLE \"users\" ADD COLUMN \"searchable_by\" text DEFAULT 'everyone' NOT NULL;",
+      "CREATE INDEX \"admin_audit_target_idx\" ON \"admin_audit\" USING btree (\"target_user_id\",\"id\") WHERE \"admin_audit\".\"target_user_id\" is not null;",
+      "CREATE INDEX \"admin_audit_admin_idx\" ON \"admin_audit\" USING btree (\"admin_id\",\"id\");",
+      "CREATE INDEX \"admin_session_admin_idx\" ON \"admin_session\" USING btree (\"admin_id\");",
+      "CREATE INDEX \"users_nickname_search_idx\" ON \"users\" USING btree (lower(\"nickname\") text_pattern_ops) WHERE \"users\".\"searchable_by\" = 'everyone' and \"users\".\"deleted_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0008_tsid_by_type",
     "hash": "d6af6a64ffd5f9fdc79419e45ee5e0d675065fb6312ed039d25e820bf006965e",
     "statements": [
       "DROP INDEX \"messages_tsid_idx\";",

@@ -427,7 +427,8 @@ export class Engine implements DeliveryEngine, Notifier {
         this.#track(this.catchUp(entry.userIds));
         return;
       case "invalidate":
-        return; // social caches: handled by the node's bus handler (src/node.ts)
+      case "sessions":
+        return; // social caches and session cuts: handled by the node's bus handler (src/node.ts)
     }
   }
 

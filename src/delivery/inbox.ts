@@ -6,8 +6,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
-import { textArray } from "../db/pg-array.ts";
-import type { Store } from "../db/store.ts";
+import { arrayLiteral, type Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
 
@@ -138,7 +137,6 @@ const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 // Devices per openDevice statement (three array parameters, whatever the count).
 const OPEN_BATCH_MAX = 500;
 
-
 export class InboxReader {
   constructor(private readonly store: Store) {}
 
@@ -189,9 +187,9 @@ export class InboxReader {
    * without a hole).
    */
   async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
-    const users = textArray(reqs.map((r) => r.userId.toString()));
-    const devices = textArray(reqs.map((r) => r.deviceId));
-    const fresh = textArray(reqs.map((r) => r.fresh.toString()));
+    const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
+    const devices = arrayLiteral(reqs.map((r) => r.deviceId));
+    const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
     const rows = await this.store.rows<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
       req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
         with ordinality as r(user_id, device_id, fresh, ord)),

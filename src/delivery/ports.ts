@@ -63,8 +63,8 @@ export interface Notifier {
     payload: Record<string, unknown>,
     opts?: { readonly exceptDevice?: DeviceAddress },
   ): Promise<void>;
-  /** An S2C to one device only, not stored (refusals, answers to that connection). */
-  tell(session: Session, action: string, payload: Record<string, unknown>, inReplyTo?: string): void;
+  /** An S2C to one device only, not stored (refusals, answers to that connection); `payload` may be JSON text already. */
+  tell(session: Session, action: string, payload: Record<string, unknown> | string, inReplyTo?: string): void;
 }
 
 /** What delivery asks the social graph (implemented by src/domain/social). */

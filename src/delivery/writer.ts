@@ -6,8 +6,7 @@
  * SERVER_ACK sent on it names a durable row.
  */
 import { and, eq, or, sql } from "drizzle-orm";
-import { decimalArray, textArray } from "../db/pg-array.ts";
-import type { Store } from "../db/store.ts";
+import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { metrics } from "../metrics/index.ts";
@@ -120,10 +119,10 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
   }
   return store.query(WRITE_MARKS, [
     decimalArray(users),
-    textArray(devices),
+    arrayLiteral(devices),
     decimalArray(ids),
     decimalArray(cUsers),
-    textArray(cDevices),
+    arrayLiteral(cDevices),
     decimalArray(convs),
     decimalArray(seqs),
   ]);

@@ -18,7 +18,8 @@ export type FailureKind =
   | "not_group_member"
   | "permission_denied"
   | "e2ee_key_not_found"
-  | "e2ee_decryption_failed";
+  | "e2ee_decryption_failed"
+  | "account_suspended";
 
 export interface Failure {
   readonly kind: FailureKind;

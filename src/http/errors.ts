@@ -21,6 +21,7 @@ export const ENVELOPE_CODE: Record<FailureKind, number> = {
   not_group_member: 943,
   e2ee_decryption_failed: 5053,
   e2ee_key_not_found: 5054,
+  account_suspended: 950,
 };
 
 /** HTTP status carried with an envelope: the code itself when it is an HTTP error code, else 200. */

@@ -5,6 +5,7 @@
  * Decisions and close codes: docs/websocket.md.
  */
 import type { Server, WebSocketHandler } from "bun";
+import type { SessionsEntry } from "../bus/bus.ts";
 import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
 import { metrics } from "../metrics/index.ts";
 import type { Services } from "../services.ts";
@@ -45,6 +46,8 @@ export interface WsTransport extends TransportPorts {
   heartbeat(): number;
   /** Stops the timers and closes every socket (shutdown). */
   closeAll(code: number, reason: string): void;
+  /** A bus `sessions` entry (from any node, this one included): tell the matching sessions here, close them if asked. */
+  act(entry: SessionsEntry): void;
 }
 
 const HANDSHAKE_DEVICE_WINDOW_MS = 10_000;
@@ -52,7 +55,7 @@ const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
-  const liveness = (id: bigint) => services.accounts.liveness.isActive(id);
+  const check = (id: bigint, sessionDeviceId: string, gen: number) => services.accounts.liveness.check(id, sessionDeviceId, gen);
   const hub = new Hub();
   let server: Server<Conn> | undefined;
   let connSeq = 0;
@@ -60,6 +63,10 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   const tell: Notifier["tell"] = (session: Session, action, payload, inReplyTo) => {
     session.send(s2cNotice(ids, now(), session.userId, action, payload, inReplyTo));
   };
+  const matches = (e: SessionsEntry, c: Conn) =>
+    (e.sessionDeviceId === undefined || c.sessionDeviceId === e.sessionDeviceId) &&
+    (e.belowGen === undefined || c.gen < e.belowGen) &&
+    (e.deviceType === undefined || c.deviceType === e.deviceType);
   const engine = typeof engineSource === "function" ? engineSource({ registry: hub, tell }) : engineSource;
 
   const ctx: ConnContext = {
@@ -92,7 +99,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
     refresh(conn, raw) {
       const id = typeof raw.id === "string" ? raw.id : undefined;
       const token = typeof raw.payload === "object" && raw.payload !== null ? (raw.payload as { token?: unknown }).token : undefined;
-      expiry.refresh(conn, token, tokens).then(
+      expiry.refresh(conn, token, tokens, check).then(
         (r) =>
           r.ok
             ? tell(conn, "token_refreshed", { expires_at: r.expiresAt }, id)
@@ -136,7 +143,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, ip, tokens, throttles, now(), liveness);
+        auth = await authenticate(req, ip, tokens, throttles, now(), check);
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");
@@ -210,6 +217,15 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         metrics.wsClosed(conn.proto);
         engine.onClose(conn);
       },
+    },
+
+    act(entry) {
+      const conns = entry.userId === undefined ? [...hub.all()] : (hub.sessionsOf(entry.userId) as readonly Conn[]);
+      for (const conn of conns) {
+        if (conn.closing || !matches(entry, conn)) continue;
+        tell(conn, entry.action, entry.payload);
+        if (entry.close) conn.close(entry.close.code, entry.close.reason);
+      }
     },
 
     closeAll(code, reason) {

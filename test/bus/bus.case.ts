@@ -106,6 +106,26 @@ export function runBusSuite(name: string, make: () => Promise<BusFixture>): void
       expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
     });
 
+    test("sessions entries cross intact, with and without their optional selectors", async () => {
+      const a = await started(1);
+      const b = await started(2);
+      const sent: BusEntry[] = [
+        {
+          kind: "sessions",
+          userId: BIG,
+          sessionDeviceId: "phone,1 é",
+          belowGen: 7,
+          action: "device_force_offline",
+          payload: '{"reason":"signed_out","user_id":' + BIG + "}",
+          close: { code: 4104, reason: "signed_out" },
+        },
+        { kind: "sessions", deviceType: "ios", action: "app_upgrade", payload: '{"min_version":"2.0"}' },
+      ];
+      for (const e of sent) b.bus.send(1, e);
+      await a.got.waitFor(sent.length);
+      expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
+    });
+
     test("entries from one node arrive in the order sent", async () => {
       const a = await started(1);
       const b = await started(2);

@@ -8,7 +8,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
-import { deliveryDevices, deliveryMarks, groupMembers, groups, inbox, messages, users } from "../../src/db/schema/index.ts";
+import { deliveryDevices, deliveryMarks, groupMembers, groups, inbox, messages } from "../../src/db/schema/index.ts";
 import { openStore, type Store } from "../../src/db/store.ts";
 import { InboxReader } from "../../src/delivery/inbox.ts";
 import { writeMarks } from "../../src/delivery/writer.ts";
@@ -51,7 +51,8 @@ for (const kind of storeKinds()) {
       const ids = new IdGenerator(3);
       const [A, B, C, D, G] = [ids.next(), ids.next(), ids.next(), ids.next(), ids.next()];
       const db = store.db;
-      await db.insert(users).values([A, B, C, D].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+      // Raw SQL: the drizzle table has columns that later migrations add (users.suspended_at, …).
+      for (const id of [A, B, C, D]) await store.rows(sql`insert into users (id, account, password_hash, created_at, updated_at) values (${id}, ${`u${id}`}, 'x', 0, 0)`);
       await db.insert(groups).values({ id: G, ownerId: A });
       // D has left; C joined at m2.
       await db.insert(groupMembers).values([

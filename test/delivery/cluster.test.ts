@@ -1,11 +1,9 @@
 /** Two nodes on one PostgreSQL database and one Redis: fan-out across nodes, acks, takeover. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { IbisConnection } from "../../src/client/index.ts";
-import { testConfig } from "../../src/config/index.ts";
 import { users } from "../../src/db/schema/index.ts";
-import { startIbis, type IbisNode } from "../../src/node.ts";
-import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
-import { freshStore, type TestStore } from "../support/stores.ts";
+import type { IbisNode } from "../../src/node.ts";
+import { startTwoNodes, type TwoNodes } from "../support/cluster.ts";
 import { c2c } from "../support/ws.ts";
 import { newMessageId } from "../../src/client/index.ts";
 import { sql } from "drizzle-orm";
@@ -13,33 +11,16 @@ import { api } from "../support/node.ts";
 import { openStore, rowsOf } from "../../src/db/store.ts";
 
 describe("delivery across two nodes [postgres + redis]", () => {
-  let ts: TestStore;
+  let nodes: TwoNodes;
   let a: IbisNode, b: IbisNode;
   const ALICE = 310000000000000001n;
   const BOB = 310000000000000002n;
-  const prefix = uniquePrefix();
   beforeAll(async () => {
-    ts = await freshStore("postgres");
-    const config = testConfig({
-      redisUrl: sharedRedisUrl(),
-      redisPrefix: prefix,
-      nodeId: undefined,
-      allowStrangers: true,
-      throttleOff: true,
-      heartbeatInterval: 60_000,
-    });
-    a = await startIbis(config, { store: ts.store });
-    b = await startIbis(config, { store: ts.store });
-    await ts.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+    nodes = await startTwoNodes("postgres", { allowStrangers: true, throttleOff: true });
+    ({ a, b } = nodes);
+    await nodes.store.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await ts.dispose();
-    const redis = await connect();
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  afterAll(() => nodes.stop());
   const open = async (node: IbisNode, user: bigint, did: string) => {
     const { token } = await node.services.tokens.pair(user, did);
     return IbisConnection.open({ url: node.url, token, deviceId: did, protocols: ["svc.v2"] });
@@ -92,7 +73,7 @@ describe("delivery across two nodes [postgres + redis]", () => {
     const { token } = await a.services.tokens.pair(BOB, "b5");
     const pullOnA = async () =>
       (await api(a, "GET", "/api/v1/msg/offline", { token })).body.payload.list.filter((x: { type: string }) => x.type === "C2G").map((x: { id: string }) => x.id);
-    const locker = await openStore({ url: ts.url!, poolSize: 1, migrate: false });
+    const locker = await openStore({ url: nodes.store.url, poolSize: 1, migrate: false });
     try {
       // b5's cursor row is locked: its write waits (reads do not), so node 1 can learn of the acks only through Redis.
       await locker.db.transaction(async (tx) => {

@@ -127,6 +127,7 @@ export function testServices(store: Store, clock: FakeClock, overrides: Partial<
     secrets: undefined as never,
     tokens: undefined as never,
     accounts: undefined as never,
+    sessions: undefined as never,
     loginRsa: undefined,
     now: clock.now,
     bus: undefined as never,

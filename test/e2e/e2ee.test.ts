@@ -185,8 +185,10 @@ for (const kind of storeKinds()) {
       }
       const listed = await sdk.get("a1")!.devicesOf(bob.userId);
       expect(listed.find((d) => d.device_id === "b2")).toMatchObject({ status: -1, trust_state: "revoked" });
-      // A destroyed device can no longer act, and cannot be destroyed twice.
-      await expect(sdk.get("b2")!.registerKeys()).rejects.toMatchObject({ code: 403 });
+      // A destroyed device is signed out (docs/accounts.md): its socket is closed, its token refused; it cannot be destroyed twice.
+      expect((await live.get("b2")!.nextAction("device_force_offline")).payload).toMatchObject({ reason: "signed_out", device_id: "b2" });
+      expect((await live.get("b2")!.closed).code).toBe(4104);
+      await expect(sdk.get("b2")!.registerKeys()).rejects.toMatchObject({ code: 401 });
       await expect(b1.sendTrustEvent({ target_uid: bob.userId, target_device_id: "b2", target_ed25519: sdk.get("b2")!.identity.published.ed25519, from_state: "verified", to_state: "revoked", method: "device_destroyed" })).rejects.toMatchObject({ code: 409 });
       // Only the owner destroys: alice cannot destroy bob's device.
       const a1 = sdk.get("a1")!;

@@ -15,6 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hono } from "hono";
+import { userDevices } from "../../src/db/schema/index.ts";
 import { stringifyJson, parseJson } from "../../src/protocol/json.ts";
 import { socialEnv, payloadOf, type SocialEnv, type TestUser } from "./social.support.ts";
 
@@ -63,6 +64,11 @@ const MATRIX: Record<string, Row> = {
   "POST /api/adm/passport/logout":        { expect: OPEN },
   // Admin console: the cookie only; a user token is no admin session.
   "GET /api/adm/admin/config/features":   { expect: [401, 401, 401, 401, 401, 0] },
+  "GET /api/adm/admin/user/page":         { args: () => ({ keyword: "owner" }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/user/suspend":     { args: (f) => ({ user_id: f.U.id }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/user/unsuspend":   { args: (f) => ({ user_id: f.U.id }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/app_upgrade":      { args: () => ({ device_type: "ios", min_version: "1.0.0" }), expect: [401, 401, 401, 401, 401, 0] },
+  "GET /api/adm/admin/audit/page":        { expect: [401, 401, 401, 401, 401, 0] },
   // The caller's own data: any signed-in user, nobody else (an admin cookie is no user).
   "GET /api/v1/agent/list":               { expect: [401, 0, 0, 0, 0, 401] },
   "GET /api/v1/conversation/mine":        { expect: [401, 0, 0, 0, 0, 401] },
@@ -73,6 +79,16 @@ const MATRIX: Record<string, Row> = {
   "POST /api/v1/mention/list":            { expect: [401, 0, 0, 0, 0, 401] },
   "POST /api/v1/mention/unread":          { expect: [401, 0, 0, 0, 0, 401] },
   "POST /api/v1/user/cancel_logout":      { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/passport/logout":         { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/profile":             { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/user/profile/update":     { args: () => ({ signature: "hello" }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/search":              { args: () => ({ keyword: "owner" }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/device/list":         { expect: [401, 0, 0, 0, 0, 401] },
+  // Anyone's card (stranger or friend view, docs/accounts.md).
+  "GET /api/v1/user/info":                { args: (f) => ({ user_id: f.O.id }), expect: [401, 0, 0, 0, 0, 401] },
+  // O's other device: only O may rename or sign it out (anyone else: no such device of theirs, 404).
+  "POST /api/v1/user/device/rename":      { args: (f) => ({ device_id: `phone-${f.O.id}`, name: "mine" }), expect: [401, 404, 404, 404, 0, 401] },
+  "POST /api/v1/user/device/signout":     { args: (f) => ({ device_id: `phone-${f.O.id}` }), expect: [401, 404, 404, 404, 0, 401] },
   // Naming O's account in a logout request is refused to everyone but O.
   "POST /api/v1/user/apply_logout":       { args: (f) => ({ user_id: f.O.id }), expect: [401, 403, 403, 403, 0, 401] },
   // Group G: members read, owner manages; 943 not_group_member for outsiders.
@@ -151,6 +167,8 @@ describe("authorisation matrix [pglite]", () => {
     const now = Date.now();
     const groupMsg = (await env.storeMessage({ chatType: "C2G", from: O.id, to: gid, payload: { text: `hi @${M.nickname}` }, serverTs: now })).clientId;
     const pairMsg = (await env.storeMessage({ chatType: "C2C", from: O.id, to: M.id, payload: { text: "hi" }, serverTs: now })).clientId;
+    // A second device of O, registered as a login with X-Device-ID would (my-devices rows: rename, sign-out).
+    await env.node.services.store.db.insert(userDevices).values({ userId: O.id, deviceId: `phone-${O.id}`, deviceType: "ios" });
     // A pending request to O from the stranger: confirm/reject by O succeed, by anyone else find nothing.
     payloadOf(await env.call(U, "POST", "/api/v1/friend/add", { to: O.id }));
     return { O, M, N, U, gid, groupMsg, pairMsg };

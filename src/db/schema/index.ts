@@ -7,3 +7,4 @@ export * from "./delivery.ts";
 export * from "./e2ee.ts";
 export * from "./attachments.ts";
 export * from "./timeline.ts";
+export * from "./accounts.ts";
