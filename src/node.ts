@@ -15,6 +15,7 @@ import type { SessionsEntry } from "./bus/bus.ts";
 import { stringifyJson } from "./protocol/json.ts";
 import { cutEntry } from "./ws/cut.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
+import { createChannels, type Channels, type LocalPush, type PaymentProvider } from "./domain/channels/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
@@ -48,6 +49,8 @@ export interface StartOptions {
   readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
   /** The engine behind /ws (or a factory receiving the transport's ports). Default: the delivery engine. */
   readonly engine?: EngineSource;
+  /** The channel payment provider (default: the configured one, docs/channels.md). */
+  readonly payments?: PaymentProvider;
 }
 
 export interface IbisNode {
@@ -60,6 +63,8 @@ export interface IbisNode {
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
+  /** Channels (docs/channels.md); `channels.fanout.idle()` waits for queued pushes. */
+  readonly channels: Channels;
   /** The REST application (its route table feeds /openapi.json). */
   readonly http: Hono;
   /** Runs the account-logout sweep now (it also runs at start and every 10 minutes): due accounts deleted, their sockets cut. */
@@ -152,6 +157,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
   let social: Social | undefined;
+  let channels: Channels | undefined;
   let ws: WsTransport | undefined;
   await cluster.bus
     .start((entry, from) => {
@@ -161,6 +167,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
         if (entry.change.kind === "user") base.accounts.liveness.forget(entry.change.userId);
         return social?.facts.invalidate(entry.change, true);
       }
+      if (entry.kind === "channel") return channels?.fanout.enqueue(entry);
       if (delivery) return delivery.core.onBus(entry, from);
       log.debug("bus entry before delivery started", { kind: entry.kind, from });
     })
@@ -220,7 +227,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   sweeper.unref();
 
   const e2ee = await createE2ee(services, { notifier: opts.notifier ?? notifier, facts: social.facts });
-  const http = createHttpApp(services, social, e2ee);
+  // Channel pushes go to this node's sessions (the transport, created below) and to the other nodes over the bus.
+  const local: LocalPush = {
+    users: () => ws?.local.users() ?? [][Symbol.iterator](),
+    get userCount() {
+      return ws?.local.userCount ?? 0;
+    },
+    online: (u) => ws?.local.online(u) ?? false,
+    push: (u, action, payload) => ws?.local.push(u, action, payload) ?? 0,
+  };
+  const channelArea = createChannels(services, {
+    local,
+    broadcast: (event) => cluster.broadcast({ kind: "channel", ...event }),
+    nodesOf: async (u) => [...new Set((await cluster.presence.lookup([u])).get(u)?.map((e) => e.nodeId) ?? [])],
+    sendTo: (n, event) => cluster.bus.send(n, { kind: "channel", ...event }),
+    ...(opts.payments ? { payments: opts.payments } : {}),
+  });
+  channels = channelArea;
+  const http = createHttpApp(services, social, e2ee, channelArea);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
@@ -275,6 +299,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     port,
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
+    channels: channelArea,
     http,
     sweepLogouts: logouts,
     async stop() {
@@ -287,6 +312,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       await cluster.drain();
       await server.stop(true);
       await delivery.stop();
+      await channelArea.fanout.idle();
       clearInterval(sweeper);
       stopLoopMonitor?.();
       await sweeping;

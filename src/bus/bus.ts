@@ -84,6 +84,23 @@ export interface InvalidateEntry {
 }
 
 /**
+ * Something happened in a channel (docs/channels.md "Pushes"): sent to every
+ * live node, each of which pushes to its own online subscribers (unread
+ * counts computed there from the channel's cursor table, or `payload` as is).
+ * Repeating it repeats a push carrying the same current value.
+ */
+export interface ChannelEntry {
+  readonly kind: "channel";
+  readonly channelId: bigint;
+  /** channel_unread_count, channel_message_edited or channel_message_revoked. */
+  readonly action: string;
+  /** JSON text of the payload, the same for every recipient (edited, revoked). */
+  readonly payload?: string;
+  /** Only these users' devices (mark read); absent: every online subscriber. */
+  readonly userIds?: readonly bigint[];
+}
+
+/**
  * Tell the receiving node's matching sessions `action` (an S2C, not stored),
  * then close them when `close` is set (docs/accounts.md): a device signed out,
  * a user suspended or deleted, an `app_upgrade` to every device of a type.
@@ -104,7 +121,7 @@ export interface SessionsEntry {
   readonly close?: { readonly code: number; readonly reason: string };
 }
 
-export type BusEntry = DeliverEntry | KickEntry | AckEntry | PullEntry | InvalidateEntry | SessionsEntry;
+export type BusEntry = DeliverEntry | KickEntry | AckEntry | PullEntry | InvalidateEntry | SessionsEntry | ChannelEntry;
 
 /** Receives the entries addressed to this node; `from` is the sending node. XACK waits for its promise. */
 export type BusHandler = (entry: BusEntry, from: number) => void | Promise<void>;

@@ -1,7 +1,7 @@
 /**
  * A bus entry as the field/value list of one stream entry (XADD). Values that
  * carry bytes stay bytes (`m`: the message); everything else is short ASCII.
- *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate), s (sessions)      f  sending node id
+ *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate), s (sessions), c (channel)      f  sending node id
  *   deliver:    t targets (JSON [[user, device?]…], ids as strings), m message bytes
  *   kick:       u user, d device, a action, at ms
  *   ack:        u user, d device, i message id, y chat type
@@ -9,6 +9,7 @@
  *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
  *   sessions:   a action, p payload JSON; optional u user, d session device, g below generation,
  *               t device type, c close code with r close reason
+ *   channel:    ch channel id, a action, p payload JSON (optional), u users (JSON, optional)
  */
 import type { ChatType } from "../model/message.ts";
 import type { BusEntry, BusTarget, SessionsEntry, SocialChange } from "./bus.ts";
@@ -33,6 +34,12 @@ export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
       return ["k", "a", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "i", entry.msgId, "y", entry.type];
     case "pull":
       return entry.userIds === undefined ? ["k", "p", "f", f] : ["k", "p", "f", f, "u", JSON.stringify(entry.userIds.map(String))];
+    case "channel": {
+      const out: FieldValue[] = ["k", "c", "f", f, "ch", entry.channelId.toString(), "a", entry.action];
+      if (entry.payload !== undefined) out.push("p", entry.payload);
+      if (entry.userIds !== undefined) out.push("u", JSON.stringify(entry.userIds.map(String)));
+      return out;
+    }
     case "sessions": {
       const out: FieldValue[] = ["k", "s", "f", f, "a", entry.action, "p", entry.payload];
       if (entry.userId !== undefined) out.push("u", entry.userId.toString());
@@ -90,6 +97,24 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
       const list = JSON.parse(raw) as string[];
       if (!Array.isArray(list)) return undefined;
       return { entry: { kind: "pull", userIds: list.map((u) => BigInt(u)) }, from };
+    }
+    if (kind === "c") {
+      const action = str("a");
+      if (!action) return undefined;
+      const users = str("u");
+      const list = users === undefined ? undefined : (JSON.parse(users) as string[]);
+      if (list !== undefined && !Array.isArray(list)) return undefined;
+      const payload = str("p");
+      return {
+        entry: {
+          kind: "channel",
+          channelId: BigInt(str("ch") ?? "x"),
+          action,
+          ...(payload !== undefined ? { payload } : {}),
+          ...(list !== undefined ? { userIds: list.map((u) => BigInt(u)) } : {}),
+        },
+        from,
+      };
     }
     if (kind === "v") {
       const change = decodeChange(str);

@@ -312,6 +312,22 @@ export const fields = {
     "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
   ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  channelPaymentProvider: def(
+    "IBIS_CHANNEL_PAYMENT_PROVIDER",
+    z.enum(["auto", "dev", "none"]).default("auto"),
+    "Channel order payments: `dev` accepts every charge (development, tests); `none` refuses `pay`; `auto` is `dev` outside production and `none` in production.",
+  ),
+  channelWritesPerMin: def(
+    "IBIS_CHANNEL_WRITES_PER_MIN",
+    int(120, 1),
+    "Per-user channel calls that store or fan out work (create, publish, edit, subscribe, admins, invitations, orders) per minute.",
+  ),
+  channelReadsPerMin: def(
+    "IBIS_CHANNEL_READS_PER_MIN",
+    int(600, 1),
+    "Per-user channel views, reactions, mark-read, search and discover calls per minute.",
+  ),
+  channelInvitationTtlHours: def("IBIS_CHANNEL_INVITATION_TTL_HOURS", int(168, 1), "Hours a channel invitation stays pending before it is expired."),
   pageMaxBytes: def(
     "IBIS_PAGE_MAX_BYTES",
     int(4 * MiB, 1024),

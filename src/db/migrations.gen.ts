@@ -126,7 +126,33 @@ export const migrations: readonly EmbeddedMigration[] = [
     ]
   },
   {
-    "tag": "0008_tsid_by_type",
+    "tag": "0008_channels",
+    "hash": "6d02a1650251449583cbc51ed58bd6d2c9db8b6d8ca27b4d422ccdc476b33625",
+    "statements": [
+      "CREATE TABLE \"channel_admin\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"role\" smallint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_admin_channel_id_user_id_pk\" PRIMARY KEY(\"channel_id\",\"user_id\")\n);",
+      "CREATE TABLE \"channel_daily_stat\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"day\" integer NOT NULL,\n\t\"views\" integer DEFAULT 0 NOT NULL,\n\t\"reactions\" integer DEFAULT 0 NOT NULL,\n\t\"subscribes\" integer DEFAULT 0 NOT NULL,\n\t\"unsubscribes\" integer DEFAULT 0 NOT NULL,\n\tCONSTRAINT \"channel_daily_stat_channel_id_day_pk\" PRIMARY KEY(\"channel_id\",\"day\")\n);",
+      "CREATE TABLE \"channel_invitation\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"inviter_id\" bigint NOT NULL,\n\t\"invitee_id\" bigint NOT NULL,\n\t\"status\" text DEFAULT 'pending' NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"expires_at\" bigint NOT NULL,\n\t\"responded_at\" bigint\n);",
+      "CREATE TABLE \"channel_message\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL,\n\t\"author_id\" bigint NOT NULL,\n\t\"msg_type\" text NOT NULL,\n\t\"content\" text NOT NULL,\n\t\"payload\" text,\n\t\"request_id\" text,\n\t\"view_count\" integer DEFAULT 0 NOT NULL,\n\t\"reaction_count\" integer DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"edited_at_us\" bigint,\n\t\"revoked_at_us\" bigint\n);",
+      "CREATE TABLE \"channel_order\" (\n\t\"order_no\" text PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"amount\" integer NOT NULL,\n\t\"currency\" text NOT NULL,\n\t\"status\" text DEFAULT 'created' NOT NULL,\n\t\"provider\" text DEFAULT '' NOT NULL,\n\t\"transaction_id\" text,\n\t\"created_at\" bigint NOT NULL,\n\t\"paid_at\" bigint,\n\t\"cancelled_at\" bigint\n);",
+      "CREATE TABLE \"channel_reaction\" (\n\t\"message_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"reaction_type\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_reaction_message_id_user_id_reaction_type_pk\" PRIMARY KEY(\"message_id\",\"user_id\",\"reaction_type\")\n);",
+      "CREATE TABLE \"channel_subscription\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"read_seq\" bigint DEFAULT 0 NOT NULL,\n\t\"subscribed_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_subscription_channel_id_user_id_pk\" PRIMARY KEY(\"channel_id\",\"user_id\")\n);",
+      "CREATE TABLE \"channel\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"name\" text NOT NULL,\n\t\"description\" text DEFAULT '' NOT NULL,\n\t\"avatar\" text DEFAULT '' NOT NULL,\n\t\"custom_id\" text,\n\t\"tags\" text[] DEFAULT '{}'::text[] NOT NULL,\n\t\"visibility\" smallint,\n\t\"access_type\" smallint,\n\t\"join_policy\" smallint,\n\t\"price\" integer DEFAULT 0 NOT NULL,\n\t\"currency\" text DEFAULT 'CNY' NOT NULL,\n\t\"last_seq\" bigint DEFAULT 0 NOT NULL,\n\t\"subscriber_count\" integer DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\t\"deleted_at\" bigint\n);",
+      "CREATE INDEX \"channel_admin_user_idx\" ON \"channel_admin\" USING btree (\"user_id\");",
+      "CREATE INDEX \"channel_invitation_invitee_idx\" ON \"channel_invitation\" USING btree (\"invitee_id\",\"channel_id\");",
+      "CREATE INDEX \"channel_invitation_inviter_idx\" ON \"channel_invitation\" USING btree (\"inviter_id\");",
+      "CREATE UNIQUE INDEX \"channel_message_seq_uq\" ON \"channel_message\" USING btree (\"channel_id\",\"seq\");",
+      "CREATE UNIQUE INDEX \"channel_message_request_uq\" ON \"channel_message\" USING btree (\"channel_id\",\"author_id\",\"request_id\") WHERE \"channel_message\".\"request_id\" is not null;",
+      "CREATE INDEX \"channel_message_day_idx\" ON \"channel_message\" USING btree (\"channel_id\",\"created_at\");",
+      "CREATE INDEX \"channel_order_user_idx\" ON \"channel_order\" USING btree (\"user_id\",\"channel_id\",\"status\");",
+      "CREATE INDEX \"channel_subscription_user_idx\" ON \"channel_subscription\" USING btree (\"user_id\",\"channel_id\");",
+      "CREATE UNIQUE INDEX \"channel_custom_id_uq\" ON \"channel\" USING btree (\"custom_id\") WHERE \"channel\".\"custom_id\" is not null and \"channel\".\"deleted_at\" is null;",
+      "CREATE INDEX \"channel_owner_idx\" ON \"channel\" USING btree (\"owner_id\");",
+      "CREATE INDEX \"channel_tags_idx\" ON \"channel\" USING gin (\"tags\");",
+      "CREATE INDEX \"channel_search_idx\" ON \"channel\" USING gin (to_tsvector('simple', \"name\" || ' ' || \"description\"));"
+    ]
+  },
+  {
+    "tag": "0009_tsid_by_type",
     "hash": "d6af6a64ffd5f9fdc79419e45ee5e0d675065fb6312ed039d25e820bf006965e",
     "statements": [
       "DROP INDEX \"messages_tsid_idx\";",

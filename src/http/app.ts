@@ -5,6 +5,8 @@ import { onError } from "./errors.ts";
 import type { E2ee } from "../domain/e2ee/index.ts";
 import { restBodyLimit } from "./throttle.ts";
 import type { Social } from "../domain/social/index.ts";
+import type { Channels } from "../domain/channels/index.ts";
+import { channelRoutes } from "./routes/channel.ts";
 import { Devices } from "../domain/accounts/devices.ts";
 import { accountRoutes } from "./routes/account.ts";
 import { agentRoutes } from "./routes/agent.ts";
@@ -27,7 +29,7 @@ import { openApiDocument, referencePage, schema } from "./openapi.ts";
 const API_VERSION = "1.0.0";
 
 /** The REST application: one route module per area, one error mapping. */
-export function createHttpApp(services: Services, social: Social, e2ee: E2ee): Hono {
+export function createHttpApp(services: Services, social: Social, e2ee: E2ee, channels: Channels): Hono {
   const app = new Hono();
   app.use("/api/*", restBodyLimit(services.config.restBodyMax));
   // Before every route: with IBIS_API_SIGNATURE on, unsigned or replayed /api/v1/* calls stop here.
@@ -48,6 +50,7 @@ export function createHttpApp(services: Services, social: Social, e2ee: E2ee): H
   if (devices) app.route("/", accountRoutes(services, social, devices));
   app.route("/", adminRoutes(services));
   app.route("/", e2eeRoutes(services, e2ee, devices));
+  app.route("/", channelRoutes(services, channels));
   if (services.delivery) app.route("/", msgRoutes(services, services.delivery));
   // Generated from the route table on first request, when every route above is registered (docs/http.md).
   let doc: { json: string; html: string } | undefined;

@@ -44,6 +44,13 @@ export interface WsTransport extends TransportPorts {
   sweep(): void;
   /** Sends the next svc.v2 heartbeat ping now; returns its Seq. */
   heartbeat(): number;
+  /** This node's online users, and one S2C (not stored) to every session of a user: channel pushes. */
+  readonly local: {
+    users(): IterableIterator<bigint>;
+    readonly userCount: number;
+    online(userId: bigint): boolean;
+    push(userId: bigint, action: string, payload: Record<string, unknown>): number;
+  };
   /** Stops the timers and closes every socket (shutdown). */
   closeAll(code: number, reason: string): void;
   /** A bus `sessions` entry (from any node, this one included): tell the matching sessions here, close them if asked. */
@@ -134,6 +141,21 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   return {
     registry: hub,
     tell,
+    local: {
+      users: () => hub.users(),
+      get userCount() {
+        return hub.userCount;
+      },
+      online: (userId) => hub.sessionsOf(userId).length > 0,
+      push(userId, action, payload) {
+        const sessions = hub.sessionsOf(userId);
+        if (sessions.length === 0) return 0;
+        // One notice per user, encoded once per sub-protocol across its devices.
+        const out = s2cNotice(ids, now(), userId, action, payload);
+        for (const s of sessions) s.send(out);
+        return sessions.length;
+      },
+    },
     engine,
     sweep,
     heartbeat: () => heartbeat.beat(server),

@@ -106,6 +106,24 @@ export function runBusSuite(name: string, make: () => Promise<BusFixture>): void
       expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
     });
 
+    test("channel entries cross intact: payload text byte for byte, user lists exact", async () => {
+      const a = await started(1);
+      const b = await started(2);
+      const sent: BusEntry[] = [
+        { kind: "channel", channelId: BIG, action: "channel_unread_count" },
+        { kind: "channel", channelId: BIG + 1n, action: "channel_unread_count", userIds: [BIG + 2n] },
+        {
+          kind: "channel",
+          channelId: BIG + 3n,
+          action: "channel_message_edited",
+          payload: `{"channel_id":${BIG + 3n},"content":"é \\n 你好","edited_at":"2026-11-25T07:57:35.123456Z"}`,
+        },
+      ];
+      for (const e of sent) a.bus.send(2, e);
+      await b.got.waitFor(sent.length);
+      expect(b.got.got).toEqual(sent.map((entry) => ({ entry, from: 1 })));
+    });
+
     test("sessions entries cross intact, with and without their optional selectors", async () => {
       const a = await started(1);
       const b = await started(2);
