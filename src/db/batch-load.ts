@@ -1,8 +1,12 @@
 /**
- * Loads by key in batches, one query in flight: keys asked for while a query
- * runs form the next one (a lone caller waits only for its own query; a
- * reconnect storm costs a few statements, not one per connection). Equal keys
- * asked for at once share one slot.
+ * Loads by key in batches, one query in flight: keys asked for in the same turn
+ * of the event loop share the first query (it starts on the next macrotask),
+ * keys asked for while a query runs form the next one (a lone caller waits
+ * only for its own query; a reconnect storm costs a few statements, not one per
+ * connection). Equal keys asked for at once share one slot. The first query
+ * waits for the macrotask because the embedded store (PGlite) runs a query
+ * inside the caller's thread: nothing arrives while it runs, so without the
+ * wait every handshake of a burst made its own statement.
  */
 export class BatchLoader<K, V> {
   /** Keys waiting for the next query, each with every caller that asked. */
@@ -23,12 +27,14 @@ export class BatchLoader<K, V> {
       const waiters = this.#next.get(key);
       if (waiters) waiters.push({ resolve, reject });
       else this.#next.set(key, [{ resolve, reject }]);
-      if (!this.#busy) void this.#drain();
+      if (!this.#busy) {
+        this.#busy = true;
+        setImmediate(() => void this.#drain());
+      }
     });
   }
 
   async #drain(): Promise<void> {
-    this.#busy = true;
     try {
       while (this.#next.size) {
         const batch = this.#take();
