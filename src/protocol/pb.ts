@@ -10,7 +10,7 @@
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { parseJsonBytes, stringifyJson } from "./json.ts";
+import { MAX_JSON_DEPTH, parseJsonBytes, stringifyJson } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -231,7 +231,7 @@ const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 /** Payload bytes → value; an encrypted payload may also arrive as bare Base64 text. */
 function payloadValue(bytes: Uint8Array, encrypted: boolean): unknown {
   try {
-    return parseJsonBytes(bytes);
+    return parseJsonBytes(bytes, MAX_JSON_DEPTH);
   } catch (e) {
     if (!encrypted) throw e;
     return utf8Strict.decode(bytes);

@@ -6,7 +6,7 @@
  */
 import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
-import { parseJsonBytes, tryParseJson } from "./json.ts";
+import { MAX_JSON_DEPTH, parseJsonBytes, tryParseJson } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
 import { decodeClientAckPb } from "./pb.ts";
 
@@ -53,7 +53,7 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
   if (looksLikeJsonObject(bytes)) {
     try {
-      const value = parseJsonBytes(bytes);
+      const value = parseJsonBytes(bytes, MAX_JSON_DEPTH);
       if (isObject(value)) return value;
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
@@ -93,7 +93,7 @@ export function messageIdInBytes(bytes: Uint8Array): string | undefined {
 export function decodeMessageText(
   text: string,
 ): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: "invalid_json" | "invalid_message" } {
-  const parsed = tryParseJson(text);
+  const parsed = tryParseJson(text, MAX_JSON_DEPTH);
   if (!parsed.ok) return { ok: false, reason: "invalid_json" };
   return isObject(parsed.value) ? { ok: true, raw: parsed.value } : { ok: false, reason: "invalid_message" };
 }

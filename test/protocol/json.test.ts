@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
+import { MAX_JSON_DEPTH, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("JSON codec: exact 64-bit integers", () => {
   test.each([
@@ -51,5 +51,19 @@ describe("JSON codec: edges", () => {
     expect(parseJsonBytes(utf8('{"id":9007199254740993}'))).toEqual({ id: 9_007_199_254_740_993n });
     expect(tryParseJson("{nope")).toEqual({ ok: false });
     expect(() => parseJsonBytes(new Uint8Array([0xff, 0xfe]))).toThrow();
+  });
+});
+
+describe("JSON codec: nesting bound for untrusted input", () => {
+  const nested = (n: number, open = "[", close = "]") => open.repeat(n) + close.repeat(n);
+  test("at the bound parses; one deeper is a SyntaxError naming the bound", () => {
+    expect(parseJson(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBeDefined();
+    expect(() => parseJson(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toThrow(new RegExp(`nested deeper than ${MAX_JSON_DEPTH}`));
+    expect(tryParseJson(nested(200_000, '{"a":', "}"), MAX_JSON_DEPTH).ok).toBe(false);
+  });
+  test("brackets inside strings (escaped quotes too) do not count; without a bound nothing changes", () => {
+    const text = `{"s":"${"[".repeat(500)}\\\"${"{".repeat(500)}"}`;
+    expect(parseJson(text, MAX_JSON_DEPTH)).toEqual(JSON.parse(text));
+    expect(parseJson(nested(MAX_JSON_DEPTH + 1))).toBeDefined();
   });
 });

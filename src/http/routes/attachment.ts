@@ -7,11 +7,11 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { envelope, json, ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { schema, valid } from "../openapi.ts";
-import { zId } from "../zod.ts";
+import { zId, zInt } from "../zod.ts";
 
 const PresignQuery = z.object({
   filename: z.string({ error: "filename is required" }).min(1).max(255),
-  size: z.coerce.number().int().min(0).optional().describe("bytes; signed into the upload URL when given"),
+  size: zInt.pipe(z.number().min(0)).optional().describe("bytes; signed into the upload URL when given"),
   content_type: z.string().max(128).optional().describe("default: from the file name's extension"),
 });
 const AttachmentRef = z.object({ attachment_id: zId });

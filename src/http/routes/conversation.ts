@@ -8,9 +8,9 @@ import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { input, params } from "../params.ts";
-import { zBool } from "../zod.ts";
+import { zBool, zInt } from "../zod.ts";
 
-const since = z.object({ last_server_ts: z.coerce.number().int().min(0).optional() });
+const since = z.object({ last_server_ts: zInt.pipe(z.number().min(0)).optional() });
 const pin = z.object({ is_pinned: zBool });
 
 function target(p: Record<string, unknown>): { type: ConversationType; id: bigint } {

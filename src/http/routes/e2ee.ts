@@ -11,7 +11,7 @@ import { ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { input, params } from "../params.ts";
 import { perUserThrottle } from "../throttle.ts";
-import { zId } from "../zod.ts";
+import { zId, zInt } from "../zod.ts";
 
 const b64 = (max: number) => z.string().min(1).max(max);
 const keyBundle = z.object({ ed25519: b64(64), curve25519: b64(64), wrap_key: b64(4096), key_signature: b64(128) });
@@ -22,13 +22,13 @@ const trustEvent = z.object({
   from_state: z.string().max(20),
   to_state: z.string().max(20),
   method: z.string().max(40),
-  ts: z.coerce.number().int().nonnegative(),
+  ts: zInt.pipe(z.number().nonnegative()),
   actor_signature: b64(128),
 });
-const keyVersion = z.coerce.number().int().min(1).max(2 ** 31 - 1);
+const keyVersion = zInt.pipe(z.number().min(1).max(2 ** 31 - 1));
 const createShards = z.object({
   key_version: keyVersion,
-  threshold: z.coerce.number().int(),
+  threshold: zInt,
   shards: z.array(z.object({ proxy_uid: zId, encrypted_shard: z.string() })).max(100),
 });
 

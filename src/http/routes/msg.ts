@@ -15,9 +15,9 @@ import { currentUser, requireUser, type AppEnv, type AuthUser } from "../auth.ts
 import { ok } from "../envelope.ts";
 import type { BatchResult } from "../paging.ts";
 import { input, params } from "../params.ts";
-import { zId } from "../zod.ts";
+import { zId, zInt } from "../zod.ts";
 
-const limit = (fallback: number) => z.coerce.number().int().min(1).max(1000).default(fallback);
+const limit = (fallback: number) => zInt.pipe(z.number().min(1).max(1000)).default(fallback);
 const msgId = z.string().refine((s) => parseMessageId(s) !== undefined, "must be a message id <TYPE>.<tsid>.<timestamp>.<random>");
 const did = z.string().min(1).max(128).optional();
 
