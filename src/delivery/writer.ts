@@ -6,7 +6,7 @@
  * SERVER_ACK sent on it names a durable row.
  */
 import { and, eq, or, sql } from "drizzle-orm";
-import type { Store } from "../db/store.ts";
+import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { metrics } from "../metrics/index.ts";
@@ -117,7 +117,15 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
       seqs.push(m.seq.toString());
     }
   }
-  return store.query(WRITE_MARKS, [users, devices, ids, cUsers, cDevices, convs, seqs]);
+  return store.query(WRITE_MARKS, [
+    decimalArray(users),
+    arrayLiteral(devices),
+    decimalArray(ids),
+    decimalArray(cUsers),
+    arrayLiteral(cDevices),
+    decimalArray(convs),
+    decimalArray(seqs),
+  ]);
 }
 
 const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? null : v.toString());
