@@ -100,6 +100,24 @@ for (const kind of storeKinds()) {
       expect(res.body.msg).toMatch(field);
     });
 
+    // Every id is a lookup, a row and a notice: a 1 MiB body of ids used to be one unbounded call (50 000 invitations).
+    test.each([
+      ["POST", "/api/v1/group/add", (ids: string[]) => ({ member_uids: ids }), /member_uids: must be a list of at most 1000/],
+      ["POST", "/api/v1/group_member/join", (ids: string[]) => ({ gid, member_uids: ids }), /member_uids: must be a list of at most 1000/],
+    ])("%s %s with 1001 ids → 400", async (method, path, bodyOf, msg) => {
+      const ids = Array.from({ length: 1001 }, (_, i) => String(7390000000000000000n + BigInt(i)));
+      const res = await env.call(owner, method, path, bodyOf(ids));
+      expect(res.status).toBe(400);
+      expect(res.body.msg).toMatch(msg);
+    });
+
+    test("GET /api/v1/e2ee/social/proxy_keys with 1001 ids → 400", async () => {
+      const ids = Array.from({ length: 1001 }, (_, i) => String(i + 1)); // short: Bun answers 431 past ~16 KiB of URL
+      const res = await raw("GET", `/api/v1/e2ee/social/proxy_keys?user_ids=${ids.join(",")}`);
+      expect(res.status).toBe(400);
+      expect(res.body.msg).toMatch(/user_ids: must be a list of at most 1000/);
+    });
+
     const NUL = "a\u0000b";
     test.each([
       ["POST", "/api/v1/group/edit", () => ({ gid, title: NUL })],

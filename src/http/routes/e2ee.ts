@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { E2ee } from "../../domain/e2ee/index.ts";
 import { unwrap } from "../../domain/errors.ts";
 import { featuresFromConfig } from "../../domain/features/matrix.ts";
-import { idList, optionalId } from "../../domain/social/input.ts";
+import { idList, MAX_ID_LIST, optionalId } from "../../domain/social/input.ts";
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
@@ -67,7 +67,7 @@ export function e2eeRoutes(services: Services, e2ee: E2ee, devices?: Devices): H
 
   app.get("/api/v1/e2ee/social/proxy_keys", throttled, async (c) => {
     const ids = idList((await params(c)).user_ids);
-    if (!ids) return failureResponse(c, { kind: "bad_request", msg: "user_ids: must be a list of 64-bit ids" });
+    if (!ids) return failureResponse(c, { kind: "bad_request", msg: `user_ids: must be a list of at most ${MAX_ID_LIST} 64-bit ids` });
     return ok(c, { list: unwrap(await e2ee.shards.proxyKeys(currentUser(c).userId, ids)) });
   });
 
