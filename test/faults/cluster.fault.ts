@@ -50,7 +50,7 @@ afterAll(async () => {
   await Promise.allSettled([a?.stop(), b?.stop()]);
   await relay?.cut();
   await Promise.allSettled([redis?.dispose(), pg?.dispose()]);
-});
+}, 60_000);
 
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await Bun.sleep(50)) if (cond()) return true;
