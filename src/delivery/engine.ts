@@ -35,7 +35,7 @@ import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
-import type { DeliveryWriter, StoreItem } from "./writer.ts";
+import { ServerIdTaken, type DeliveryWriter, type StoreItem } from "./writer.ts";
 import { metrics } from "../metrics/index.ts";
 
 export interface EngineDeps {
@@ -147,7 +147,8 @@ export class Engine implements DeliveryEngine, Notifier {
           },
           // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
           (err: unknown) => {
-            if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
+            if (err instanceof ServerIdTaken) this.d.log.error("delivery: message not stored", { err, id: msg.id });
+            else if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
             storeDown();
           },
         ),

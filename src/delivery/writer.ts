@@ -124,7 +124,7 @@ function batchParams(unique: readonly StoreItem[]): unknown[] {
   ];
 }
 
-async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
+async function writeMessages(store: Store, items: StoreItem[]): Promise<(Stored | ServerIdTaken)[]> {
   const db = store.db;
   // The first of equal (sender, client id) pairs in one batch is the one stored.
   const firstOf = new Map<string, number>();
@@ -157,20 +157,31 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
     if (prior) return { serverId: prior.id, serverTs: prior.serverTs, duplicate: true };
     // Repeated inside this batch: the first one was just stored.
     const firstItem = items[first]!;
-    return { serverId: firstItem.row.id, serverTs: firstItem.row.serverTs, duplicate: true };
+    if (first !== i && inserted.has(firstItem.row.id)) return { serverId: firstItem.row.id, serverTs: firstItem.row.serverTs, duplicate: true };
+    // Neither stored nor a resend: its server id was already taken (two nodes minting with one node id).
+    // Never acknowledged as stored: the caller is refused and the sender may send it again.
+    return ID_TAKEN;
   });
 }
+
+/** A message whose server id collided with a stored one (the per-item failure of a batch). */
+export class ServerIdTaken extends Error {
+  constructor() {
+    super("server id already taken: is a node id used by two nodes? (docs/cluster.md)");
+  }
+}
+const ID_TAKEN = new ServerIdTaken();
 
 /** What a queued message holds in memory, about (its stored texts). */
 const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
 
 /** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
 export class DeliveryWriter {
-  readonly messages: GroupCommit<StoreItem, Stored>;
+  readonly messages: GroupCommit<StoreItem, Stored, ServerIdTaken>;
 
   constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
+    this.messages = new GroupCommit<StoreItem, Stored, ServerIdTaken>(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
       ...bounds,
       sizeOf: itemBytes,
     });
