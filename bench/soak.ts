@@ -7,7 +7,7 @@
  * a size (the warm-up must cover their filling). Not part of CI
  * (docs/reliability.md).
  *
- *   bun run bench:soak [--conns 2000] [--rate 400] [--minutes 10] [--warmup 4] [--every 10] [--store memory|postgres]
+ *   bun run bench:soak [--conns 2000] [--rate 400] [--minutes 10] [--warmup 5] [--every 10] [--store memory|postgres]
  */
 import { IbisConnection } from "../src/client/index.ts";
 import { newMessageId } from "../src/client/index.ts";
@@ -20,8 +20,8 @@ const P = {
   conns: num(args, "conns", 2000),
   rate: num(args, "rate", 400), // messages per second, all connections together
   minutes: num(args, "minutes", 10),
-  // Caches fill first: the ack cache (src/delivery/recent.ts) holds about 87,000 C2C messages, 3.6 min at 400/s.
-  warmup: num(args, "warmup", 4),
+  // Caches fill first: the ack cache (src/delivery/recent.ts) holds about 87,000 C2C messages (~4-5 min at 400/s).
+  warmup: num(args, "warmup", 5),
   every: num(args, "every", 10),
   store: str(args, "store", "memory") as IbisStore,
 };
