@@ -25,10 +25,10 @@ async function user(name: string) {
 
 const alice = await user("alice");
 const bob = await user("bob");
-console.log(`signed up alice (${alice.session.user_id}) and bob (${bob.session.user_id})`);
+console.log(`signed up alice (${alice.session.userId}) and bob (${bob.session.userId})`);
 
-await alice.api.call("POST", "/api/v1/friend/add", { to: bob.session.user_id });
-await bob.api.call("POST", "/api/v1/friend/confirm", { from: alice.session.user_id });
+await alice.api.call("POST", "/api/v1/friend/add", { to: bob.session.userId });
+await bob.api.call("POST", "/api/v1/friend/confirm", { from: alice.session.userId });
 console.log("alice and bob are friends");
 
 const open = (who: typeof alice) =>
@@ -36,7 +36,7 @@ const open = (who: typeof alice) =>
 const [aliceWs, bobWs] = await Promise.all([open(alice), open(bob)]);
 
 const id = newMessageId("C2C");
-aliceWs.send({ id, type: "C2C", from: alice.session.user_id, to: bob.session.user_id, msg_type: "text", payload: { text: "Hello, Bob!" }, server_ts: 0 });
+aliceWs.send({ id, type: "C2C", from: alice.session.userId, to: bob.session.userId, msg_type: "text", payload: { text: "Hello, Bob!" }, server_ts: 0 });
 const received = await bobWs.nextMessage((m) => m.type === "C2C" && m.id === id, 10_000);
 bobWs.ack({ type: "C2C", msgId: id });
 console.log(`bob received from ${received.from}: ${JSON.stringify(received.payload)}`);

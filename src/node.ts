@@ -9,12 +9,18 @@ import { Accounts } from "./domain/auth/accounts.ts";
 import { Attachments } from "./domain/attachments/attachments.ts";
 import { loadLoginRsa, type LoginRsa } from "./domain/auth/login-rsa.ts";
 import { AccountLogout } from "./domain/auth/logout.ts";
+import type { SessionControl } from "./domain/auth/revocation.ts";
 import { TokenService } from "./domain/auth/tokens.ts";
+import type { SessionsEntry } from "./bus/bus.ts";
+import { stringifyJson } from "./protocol/json.ts";
+import { cutEntry } from "./ws/cut.ts";
 import { createDelivery, type Delivery } from "./delivery/index.ts";
+import { createChannels, type Channels, type LocalPush, type PaymentProvider } from "./domain/channels/index.ts";
 import type { Notifier, SessionRegistry, SocialGraph } from "./delivery/ports.ts";
 import { createE2ee } from "./domain/e2ee/index.ts";
 import { assistantsFromConfig, createSocial, seedAssistants, type Social } from "./domain/social/index.ts";
 import { createHttpApp } from "./http/app.ts";
+import { chatPageRoutes } from "./http/chat-page.ts";
 import { preBusinessError } from "./http/envelope.ts";
 import { localWsUrl } from "./domain/init/init-data.ts";
 import { IdGenerator } from "./ids/tsid.ts";
@@ -43,6 +49,8 @@ export interface StartOptions {
   readonly delivery?: { readonly sessions?: SessionRegistry; readonly social?: SocialGraph };
   /** The engine behind /ws (or a factory receiving the transport's ports). Default: the delivery engine. */
   readonly engine?: EngineSource;
+  /** The channel payment provider (default: the configured one, docs/channels.md). */
+  readonly payments?: PaymentProvider;
 }
 
 export interface IbisNode {
@@ -55,8 +63,12 @@ export interface IbisNode {
   readonly url: string;
   /** The social graph and services (delivery asks `social.graph`). */
   readonly social: Social;
+  /** Channels (docs/channels.md); `channels.fanout.idle()` waits for queued pushes. */
+  readonly channels: Channels;
   /** The REST application (its route table feeds /openapi.json). */
   readonly http: Hono;
+  /** Runs the account-logout sweep now (it also runs at start and every 10 minutes): due accounts deleted, their sockets cut. */
+  sweepLogouts(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -90,6 +102,38 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   if (config.adminPassword && (await new Admins(store.db, ids, now, config.passwordMemoryKib).ensure(config.adminAccount, config.adminPassword))) {
     log.info("first admin created", { account: config.adminAccount });
   }
+  const tokens = new TokenService(
+    {
+      secret: secrets.tokenSecret,
+      accessTtlSec: config.accessTokenTtl,
+      refreshTtlSec: config.refreshTokenTtl,
+      clockSkewSec: config.tokenClockSkew,
+    },
+    now,
+  );
+  const accounts = new Accounts(store, tokens, ids, now, config.passwordMemoryKib);
+  // Every node, this one included (its own entries never touch Redis): invalidations first, in the same stream order.
+  const everywhere = (entry: SessionsEntry) => {
+    cluster.bus.send(nodeId, entry);
+    cluster.broadcast(entry);
+  };
+  const sessions: SessionControl = {
+    cut(c) {
+      accounts.liveness.forget(c.userId);
+      cluster.broadcast({ kind: "invalidate", change: { kind: "user", userId: c.userId } });
+      everywhere(cutEntry(c));
+    },
+    tellDeviceType(deviceType, action, payload) {
+      everywhere({ kind: "sessions", deviceType, action, payload: stringifyJson(payload) });
+    },
+    async onlineDevices(userId) {
+      const out = new Set((ws?.registry.sessionsOf(userId) ?? []).map((s) => s.deviceId));
+      if (cluster.presence.alone) return out;
+      const found = await cluster.presence.lookup([userId]).catch(() => undefined);
+      for (const e of found?.get(userId) ?? []) out.add(e.deviceId);
+      return out;
+    },
+  };
   const base: Services = {
     config,
     log,
@@ -97,16 +141,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     ids,
     nodeId,
     secrets,
-    tokens: new TokenService(
-      {
-        secret: secrets.tokenSecret,
-        accessTtlSec: config.accessTokenTtl,
-        refreshTtlSec: config.refreshTokenTtl,
-        clockSkewSec: config.tokenClockSkew,
-      },
-      now,
-    ),
-    accounts: new Accounts(store.db, ids, now, config.passwordMemoryKib),
+    tokens,
+    accounts,
+    sessions,
     loginRsa: config.loginRsa ? await loginRsaOrRefuse(config, store) : undefined,
     now,
     bus: cluster.bus,
@@ -120,13 +157,17 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   // their invalidations; both are created below (a cache that does not exist yet holds nothing stale).
   let delivery: Delivery | undefined;
   let social: Social | undefined;
+  let channels: Channels | undefined;
+  let ws: WsTransport | undefined;
   await cluster.bus
     .start((entry, from) => {
+      if (entry.kind === "sessions") return ws?.act(entry);
       if (entry.kind === "invalidate") {
-        // A deletion swept on another node: this node's handshake memory of the account goes too.
+        // A revocation or deletion on another node: this node's memory of the account's sessions goes too.
         if (entry.change.kind === "user") base.accounts.liveness.forget(entry.change.userId);
         return social?.facts.invalidate(entry.change, true);
       }
+      if (entry.kind === "channel") return channels?.fanout.enqueue(entry);
       if (delivery) return delivery.core.onBus(entry, from);
       log.debug("bus entry before delivery started", { kind: entry.kind, from });
     })
@@ -136,7 +177,6 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     });
 
   // Social emits S2C through delivery's notifier, and delivery asks social's graph: a late-bound notifier.
-  let ws: WsTransport | undefined;
   // Delivery pushes through the transport's registry, created below.
   const transportSessions: SessionRegistry = {
     sessionsOf: (u) => ws?.registry.sessionsOf(u) ?? [],
@@ -173,12 +213,12 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   const sweepLogouts = async () => {
     const gone = await logout.sweep();
     for (const userId of gone) {
-      social.facts.invalidate({ kind: "user", userId });
-      base.accounts.liveness.forget(userId);
+      social.facts.invalidate({ kind: "user", userId }, true); // the cut announces it to the other nodes
+      sessions.cut({ userId, reason: "account_deleted" });
     }
     if (gone.length) log.info("accounts deleted", { count: gone.length });
   };
-  const logouts = () => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
+  const logouts = (): Promise<void> => sweepLogouts().catch((err: unknown) => log.warn("account logout sweep failed", { err }));
   const sweep = () =>
     (sweeping = Promise.all([logouts(), sweepAttachments().catch((err: unknown) => log.warn("attachment sweep failed", { err }))]).then(() => {}));
   // At start, accounts only: an object store that does not answer must not hold the node back.
@@ -187,7 +227,24 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   sweeper.unref();
 
   const e2ee = await createE2ee(services, { notifier: opts.notifier ?? notifier, facts: social.facts });
-  const http = createHttpApp(services, social, e2ee);
+  // Channel pushes go to this node's sessions (the transport, created below) and to the other nodes over the bus.
+  const local: LocalPush = {
+    users: () => ws?.local.users() ?? [][Symbol.iterator](),
+    get userCount() {
+      return ws?.local.userCount ?? 0;
+    },
+    online: (u) => ws?.local.online(u) ?? false,
+    push: (u, action, payload) => ws?.local.push(u, action, payload) ?? 0,
+  };
+  const channelArea = createChannels(services, {
+    local,
+    broadcast: (event) => cluster.broadcast({ kind: "channel", ...event }),
+    nodesOf: async (u) => [...new Set((await cluster.presence.lookup([u])).get(u)?.map((e) => e.nodeId) ?? [])],
+    sendTo: (n, event) => cluster.bus.send(n, { kind: "channel", ...event }),
+    ...(opts.payments ? { payments: opts.payments } : {}),
+  });
+  channels = channelArea;
+  const http = createHttpApp(services, social, e2ee, channelArea);
   ws = createWsTransport(services, opts.engine ?? delivery.engine);
   const transport = ws;
   let server: Server<Conn>;
@@ -202,6 +259,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       maxRequestBodySize: config.wsMaxPayload,
       // Several worker processes share the port (src/cluster/workers.ts).
       reusePort: config.workers > 1,
+      // Production serving in every environment: no dev-server bundling or HMR for the chat page.
+      development: false,
+      routes: chatPageRoutes,
       async fetch(req, srv) {
         const url = new URL(req.url);
         if (url.pathname === "/ws") {
@@ -239,7 +299,9 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     port,
     url: `${tls ? "https" : "http"}://${host}:${port}`,
     social,
+    channels: channelArea,
     http,
+    sweepLogouts: logouts,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -250,6 +312,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       await cluster.drain();
       await server.stop(true);
       await delivery.stop();
+      await channelArea.fanout.idle();
       clearInterval(sweeper);
       stopLoopMonitor?.();
       await sweeping;

@@ -6,6 +6,7 @@ import type { Presence } from "./cluster/presence.ts";
 import type { Config } from "./config/index.ts";
 import type { Accounts } from "./domain/auth/accounts.ts";
 import type { LoginRsa } from "./domain/auth/login-rsa.ts";
+import type { SessionControl } from "./domain/auth/revocation.ts";
 import type { TokenService } from "./domain/auth/tokens.ts";
 import type { Store } from "./db/store.ts";
 import type { Delivery } from "./delivery/index.ts";
@@ -26,8 +27,10 @@ export interface Services {
   readonly nodeId: number;
   readonly secrets: Secrets;
   readonly tokens: TokenService;
-  /** Users and devices; `isActive` is the liveness check behind every token. */
+  /** Users and devices; `liveness.check` is the check behind every token, `sessions` their revocation. */
   readonly accounts: Accounts;
+  /** Session cuts (logout, sign-out, suspension, deletion) and device-type notices, on every node (src/node.ts). */
+  readonly sessions: SessionControl;
   /** Present when IBIS_LOGIN_RSA is on: the key published in init and used to unwrap login passwords. */
   readonly loginRsa: LoginRsa | undefined;
   readonly now: () => number;

@@ -4,6 +4,9 @@
  * being complete when every member (itself included) has it. Measures
  * deliveries/s and per-delivery latency. Raw mode speaks to
  * bench/baselines/publish.ts (the member's frame carries its sequence number).
+ * Relay mode speaks to bench/baselines/c2g-relay.ts: the publisher's
+ * SERVER_ACK counts as its own delivery, every other member answers its
+ * MSG_C2G with an ACK frame (and gets a confirm), as in Ibis mode.
  * Ibis mode: member 0 (the group owner) sends MSG_C2G frames (./proto/ibis-wire.ts);
  * its C2G_SERVER_ACK counts as its own delivery, every other member gets a
  * MSG_C2G and answers it with a text CLIENT_ACK. Ibis delivers in order per
@@ -17,7 +20,7 @@ import { clientAckWriter, didBytes, DIR, direction, messageFrame, v2Options } fr
 
 interface P {
   base: string;
-  proto: "raw" | "ibis";
+  proto: "raw" | "relay" | "ibis";
   members: number;
   window: number;
   size: number;
@@ -30,12 +33,14 @@ interface P {
 const p = params<P>();
 const ibis = p.proto === "ibis" ? p.extra! : undefined;
 const topic = `g${p.index}`;
-const msg = frame(T.C2G, 0, 4 + Math.max(0, p.size));
+const msg = frame(T.C2G, 0, 8 + Math.max(0, p.size));
 const view = new DataView(msg.buffer);
 const ibisMsg = ibis && messageFrame("C2G", ibis.users[0]!, ibis.gid, p.size, ibis.tsid);
 const ack = clientAckWriter("C2G");
 const dids = ibis ? ibis.users.map((_, j) => didBytes(`c2g-${j}`)) : [];
 const received = new Uint32Array(p.members);
+/** Relay: one ACK frame per member, its id rewritten per delivery (send copies). */
+const relayAcks = p.proto === "relay" ? Array.from({ length: p.members }, () => frame(T.ACK, 0, 8)) : [];
 const sentAt = new Float64Array(p.window);
 const got = new Uint32Array(p.window);
 const hist = new Histogram();
@@ -66,8 +71,19 @@ function ibisSeq(j: number, data: Uint8Array): number {
   return received[j]!++;
 }
 
+/** Relay: the message number this frame completes for member j, or -1 (a confirm). */
+function relaySeq(j: number, data: Uint8Array): number {
+  if (j === 0 ? data[4] !== T.S2C : data[4] !== T.C2G) return -1;
+  if (j > 0) {
+    const a = relayAcks[j]!;
+    a.set(data.subarray(HEADER, HEADER + 8), HEADER);
+    sockets[j]!.send(a);
+  }
+  return new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
+}
+
 function onMessage(j: number, data: Uint8Array): void {
-  const seq = ibis ? ibisSeq(j, data) : new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
+  const seq = ibis ? ibisSeq(j, data) : p.proto === "relay" ? relaySeq(j, data) : new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
   if (seq < 0) return;
   const slot = seq % p.window;
   if (win.measuring) {

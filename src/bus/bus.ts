@@ -83,7 +83,45 @@ export interface InvalidateEntry {
   readonly change: SocialChange;
 }
 
-export type BusEntry = DeliverEntry | KickEntry | AckEntry | PullEntry | InvalidateEntry;
+/**
+ * Something happened in a channel (docs/channels.md "Pushes"): sent to every
+ * live node, each of which pushes to its own online subscribers (unread
+ * counts computed there from the channel's cursor table, or `payload` as is).
+ * Repeating it repeats a push carrying the same current value.
+ */
+export interface ChannelEntry {
+  readonly kind: "channel";
+  readonly channelId: bigint;
+  /** channel_unread_count, channel_message_edited or channel_message_revoked. */
+  readonly action: string;
+  /** JSON text of the payload, the same for every recipient (edited, revoked). */
+  readonly payload?: string;
+  /** Only these users' devices (mark read); absent: every online subscriber. */
+  readonly userIds?: readonly bigint[];
+}
+
+/**
+ * Tell the receiving node's matching sessions `action` (an S2C, not stored),
+ * then close them when `close` is set (docs/accounts.md): a device signed out,
+ * a user suspended or deleted, an `app_upgrade` to every device of a type.
+ * Sessions match by user (absent: every user), by the device session their
+ * token belongs to (the token's `did`), by token generation (below
+ * `belowGen`) and by device type. Repeating it is harmless: a closed session
+ * no longer matches, and a repeated notice carries the same content.
+ */
+export interface SessionsEntry {
+  readonly kind: "sessions";
+  readonly userId?: bigint;
+  readonly sessionDeviceId?: string;
+  readonly belowGen?: number;
+  readonly deviceType?: string;
+  readonly action: string;
+  /** The S2C payload as JSON text (encoded once by the sender). */
+  readonly payload: string;
+  readonly close?: { readonly code: number; readonly reason: string };
+}
+
+export type BusEntry = DeliverEntry | KickEntry | AckEntry | PullEntry | InvalidateEntry | SessionsEntry | ChannelEntry;
 
 /** Receives the entries addressed to this node; `from` is the sending node. XACK waits for its promise. */
 export type BusHandler = (entry: BusEntry, from: number) => void | Promise<void>;

@@ -1,15 +1,18 @@
 /**
  * A bus entry as the field/value list of one stream entry (XADD). Values that
  * carry bytes stay bytes (`m`: the message); everything else is short ASCII.
- *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate)      f  sending node id
+ *   k  kind: d (deliver), k (kick), a (ack), p (pull), v (invalidate), s (sessions), c (channel)      f  sending node id
  *   deliver:    t targets (JSON [[user, device?]…], ids as strings), m message bytes
  *   kick:       u user, d device, a action, at ms
  *   ack:        u user, d device, i message id, y chat type
  *   pull:       u users (JSON [user…], ids as strings); absent: every user
  *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
+ *   sessions:   a action, p payload JSON; optional u user, d session device, g below generation,
+ *               t device type, c close code with r close reason
+ *   channel:    ch channel id, a action, p payload JSON (optional), u users (JSON, optional)
  */
 import type { ChatType } from "../model/message.ts";
-import type { BusEntry, BusTarget, SocialChange } from "./bus.ts";
+import type { BusEntry, BusTarget, SessionsEntry, SocialChange } from "./bus.ts";
 
 export type FieldValue = string | Buffer;
 
@@ -31,6 +34,21 @@ export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
       return ["k", "a", "f", f, "u", entry.userId.toString(), "d", entry.deviceId, "i", entry.msgId, "y", entry.type];
     case "pull":
       return entry.userIds === undefined ? ["k", "p", "f", f] : ["k", "p", "f", f, "u", JSON.stringify(entry.userIds.map(String))];
+    case "channel": {
+      const out: FieldValue[] = ["k", "c", "f", f, "ch", entry.channelId.toString(), "a", entry.action];
+      if (entry.payload !== undefined) out.push("p", entry.payload);
+      if (entry.userIds !== undefined) out.push("u", JSON.stringify(entry.userIds.map(String)));
+      return out;
+    }
+    case "sessions": {
+      const out: FieldValue[] = ["k", "s", "f", f, "a", entry.action, "p", entry.payload];
+      if (entry.userId !== undefined) out.push("u", entry.userId.toString());
+      if (entry.sessionDeviceId !== undefined) out.push("d", entry.sessionDeviceId);
+      if (entry.belowGen !== undefined) out.push("g", String(entry.belowGen));
+      if (entry.deviceType !== undefined) out.push("t", entry.deviceType);
+      if (entry.close) out.push("c", String(entry.close.code), "r", entry.close.reason);
+      return out;
+    }
     case "invalidate": {
       const c = entry.change;
       switch (c.kind) {
@@ -80,10 +98,29 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
       if (!Array.isArray(list)) return undefined;
       return { entry: { kind: "pull", userIds: list.map((u) => BigInt(u)) }, from };
     }
+    if (kind === "c") {
+      const action = str("a");
+      if (!action) return undefined;
+      const users = str("u");
+      const list = users === undefined ? undefined : (JSON.parse(users) as string[]);
+      if (list !== undefined && !Array.isArray(list)) return undefined;
+      const payload = str("p");
+      return {
+        entry: {
+          kind: "channel",
+          channelId: BigInt(str("ch") ?? "x"),
+          action,
+          ...(payload !== undefined ? { payload } : {}),
+          ...(list !== undefined ? { userIds: list.map((u) => BigInt(u)) } : {}),
+        },
+        from,
+      };
+    }
     if (kind === "v") {
       const change = decodeChange(str);
       return change ? { entry: { kind: "invalidate", change }, from } : undefined;
     }
+    if (kind === "s") return decodeSessions(str, from);
     const userId = BigInt(str("u") ?? "x");
     const deviceId = str("d");
     if (deviceId === undefined) return undefined;
@@ -103,4 +140,28 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
     // BigInt or JSON.parse refused a malformed entry
   }
   return undefined;
+}
+
+function decodeSessions(str: (k: string) => string | undefined, from: number): { entry: BusEntry; from: number } | undefined {
+  const action = str("a");
+  const payload = str("p");
+  if (!action || payload === undefined) return undefined;
+  const u = str("u");
+  const d = str("d");
+  const g = str("g");
+  const t = str("t");
+  const c = str("c");
+  const entry: SessionsEntry = {
+    kind: "sessions",
+    action,
+    payload,
+    ...(u === undefined ? {} : { userId: BigInt(u) }),
+    ...(d === undefined ? {} : { sessionDeviceId: d }),
+    ...(g === undefined ? {} : { belowGen: Number(g) }),
+    ...(t === undefined ? {} : { deviceType: t }),
+    ...(c === undefined ? {} : { close: { code: Number(c), reason: str("r") ?? "" } }),
+  };
+  if (entry.belowGen !== undefined && !Number.isSafeInteger(entry.belowGen)) return undefined;
+  if (entry.close && !Number.isInteger(entry.close.code)) return undefined;
+  return { entry, from };
 }

@@ -13,8 +13,8 @@ import { decodeBusDelivery } from "./message.ts";
 export function deliverLocally(
   entry: DeliverEntry,
   sessions: SessionRegistry,
-): { out: Outbound; serverId: bigint | undefined; sent: [Session, SendOutcome][] } {
-  const { msg, serverId } = decodeBusDelivery(entry.message);
+): { out: Outbound; serverId: bigint | undefined; seq?: bigint; sent: [Session, SendOutcome][] } {
+  const { msg, serverId, seq } = decodeBusDelivery(entry.message);
   const out = new Outbound(msg);
   const sent: [Session, SendOutcome][] = [];
   for (const t of entry.targets) {
@@ -25,5 +25,5 @@ export function deliverLocally(
       for (const s of sessions.sessionsOf(t.userId)) sent.push([s, s.send(out)]);
     }
   }
-  return { out, serverId, sent };
+  return { out, serverId, ...(seq !== undefined ? { seq } : {}), sent };
 }

@@ -26,9 +26,11 @@ interface Header {
   in_reply_to?: string;
   /** The server id (decimal): the receiving node resolves the device's ack without a database read. */
   sid?: string;
+  /** C2G: the message's timeline number (decimal), for the same purpose. */
+  seq?: string;
 }
 
-export function encodeBusMessage(msg: ImMessage, serverId?: bigint): Uint8Array {
+export function encodeBusMessage(msg: ImMessage, serverId?: bigint, seq?: bigint): Uint8Array {
   const header: Header = {
     id: msg.id,
     type: msg.type,
@@ -42,6 +44,7 @@ export function encodeBusMessage(msg: ImMessage, serverId?: bigint): Uint8Array 
   if (msg.e2ee !== undefined) header.e2ee = msg.e2ee;
   if (msg.in_reply_to !== undefined) header.in_reply_to = msg.in_reply_to;
   if (serverId !== undefined) header.sid = serverId.toString();
+  if (seq !== undefined) header.seq = seq.toString();
   // JSON text never holds a raw newline, so the first one ends the header.
   return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
 }
@@ -50,8 +53,8 @@ export function decodeBusMessage(bytes: Uint8Array): ImMessage {
   return decodeBusDelivery(bytes).msg;
 }
 
-/** The message and, when the sender knew it, its server id. */
-export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId: bigint | undefined } {
+/** The message and, when the sender knew them, its server id and timeline number. */
+export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId: bigint | undefined; seq?: bigint } {
   const cut = bytes.indexOf(NEWLINE);
   if (cut < 0) throw new Error("bus message without header");
   const h = JSON.parse(decoder.decode(bytes.subarray(0, cut))) as Header;
@@ -87,5 +90,5 @@ export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId
   if (h.created_at !== undefined) msg.created_at = h.created_at;
   if (h.e2ee !== undefined) msg.e2ee = h.e2ee;
   if (h.in_reply_to !== undefined) msg.in_reply_to = h.in_reply_to;
-  return { msg, serverId: h.sid === undefined ? undefined : BigInt(h.sid) };
+  return { msg, serverId: h.sid === undefined ? undefined : BigInt(h.sid), ...(h.seq !== undefined ? { seq: BigInt(h.seq) } : {}) };
 }

@@ -1,14 +1,14 @@
 /**
  * Delivery marks shared through Redis (docs/cluster.md): between an ack and
  * its database commit, every node's offline pull must already exclude it.
- *   <prefix>marks:<user>:<device>  set of server ids, TTL renewed on each add
+ *   <prefix>marks:<user>:<device>  set of mark tokens (server id, or <conv>:<seq>), TTL renewed on each add
  * Adds of one event-loop tick leave in one pipeline (SADD + PEXPIRE per
  * device); a committed batch is removed with SREM. A set left behind by a node
  * that died before committing is written to the database by the next node
  * that reads it (`repairs`), then removed.
  */
 import type Redis from "ioredis";
-import type { MarkShare } from "../delivery/marks.ts";
+import { markOfToken, markToken, type MarkShare } from "../delivery/marks.ts";
 import type { MarkRow } from "../delivery/writer.ts";
 
 /** Long enough for any commit; a leftover of a dead node is repaired by the next pull first. */
@@ -34,7 +34,7 @@ export class RedisMarkShare implements MarkShare {
   }
 
   add(marks: readonly MarkRow[]): Promise<void> {
-    for (const m of marks) push(this.#adds, this.#key(m.userId, m.deviceId), m.messageId.toString());
+    for (const m of marks) push(this.#adds, this.#key(m.userId, m.deviceId), markToken(m));
     return new Promise<void>((resolve, reject) => {
       this.#waiters.push({ resolve, reject });
       this.#schedule();
@@ -42,13 +42,13 @@ export class RedisMarkShare implements MarkShare {
   }
 
   drop(marks: readonly MarkRow[]): void {
-    for (const m of marks) push(this.#drops, this.#key(m.userId, m.deviceId), m.messageId.toString());
+    for (const m of marks) push(this.#drops, this.#key(m.userId, m.deviceId), markToken(m));
     this.#schedule();
   }
 
-  async of(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
-    const ids = await this.redis.smembers(this.#key(userId, deviceId));
-    return ids.map((s) => BigInt(s));
+  async of(userId: bigint, deviceId: string): Promise<readonly MarkRow[]> {
+    const tokens = await this.redis.smembers(this.#key(userId, deviceId));
+    return tokens.map((t) => markOfToken(userId, deviceId, t));
   }
 
   #schedule(): void {

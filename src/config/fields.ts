@@ -254,6 +254,12 @@ export const fields = {
   ),
   restBodyMax: def("IBIS_REST_BODY_MAX", int(MiB, 1024), "Largest REST request body in bytes (413 above it)."),
   loginPerIp: def("IBIS_LOGIN_PER_IP", int(60, 1), "Login/signup/refresh calls per IP per minute."),
+  accountWritesPerMin: def(
+    "IBIS_ACCOUNT_WRITES_PER_MIN",
+    int(20, 1),
+    "Per user (or admin) per minute: profile updates, device rename and sign-out, admin suspend/unsuspend and app_upgrade broadcasts.",
+  ),
+  searchPerMin: def("IBIS_SEARCH_PER_MIN", int(30, 1), "User searches (finding people) per user per minute."),
 
   wsMaxPayload: def(
     "IBIS_WS_MAX_PAYLOAD",
@@ -283,7 +289,11 @@ export const fields = {
   e2eeMaxProxies: def("IBIS_E2EE_MAX_PROXIES", int(10, 2, 100), "Most proxies (shards) one social-recovery set may have."),
 
   allowStrangers: def("IBIS_ALLOW_STRANGERS", bool(false), "Allow C2C between users who are not friends."),
-  groupSelfJoin: def("IBIS_GROUP_SELF_JOIN", bool(true), "Let a user join a group by its id without an invitation."),
+  groupSelfJoin: def(
+    "IBIS_GROUP_SELF_JOIN",
+    bool(false),
+    "Let a user join a group by its id without an invitation; off: a self-join is a request the owner or a manager admits (docs/social.md).",
+  ),
   socialCacheTtlMs: def(
     "IBIS_SOCIAL_CACHE_TTL_MS",
     int(30_000, 0),
@@ -302,6 +312,22 @@ export const fields = {
     "Benchmarks only: SIGUSR1 runs a full garbage collection (Bun.gc(true)), so bench/ can read RSS per connection after GC. Off by default; ignored in production.",
   ),
   bots: def("IBIS_BOTS", z.string().default("1000"), "Comma-separated bot ids that C2S may address; the first is the built-in echo bot."),
+  channelPaymentProvider: def(
+    "IBIS_CHANNEL_PAYMENT_PROVIDER",
+    z.enum(["auto", "dev", "none"]).default("auto"),
+    "Channel order payments: `dev` accepts every charge (development, tests); `none` refuses `pay`; `auto` is `dev` outside production and `none` in production.",
+  ),
+  channelWritesPerMin: def(
+    "IBIS_CHANNEL_WRITES_PER_MIN",
+    int(120, 1),
+    "Per-user channel calls that store or fan out work (create, publish, edit, subscribe, admins, invitations, orders) per minute.",
+  ),
+  channelReadsPerMin: def(
+    "IBIS_CHANNEL_READS_PER_MIN",
+    int(600, 1),
+    "Per-user channel views, reactions, mark-read, search and discover calls per minute.",
+  ),
+  channelInvitationTtlHours: def("IBIS_CHANNEL_INVITATION_TTL_HOURS", int(168, 1), "Hours a channel invitation stays pending before it is expired."),
   pageMaxBytes: def(
     "IBIS_PAGE_MAX_BYTES",
     int(4 * MiB, 1024),

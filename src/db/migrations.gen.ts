@@ -70,5 +70,93 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE TABLE \"attachment\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"object_key\" text NOT NULL,\n\t\"filename\" text NOT NULL,\n\t\"content_type\" text NOT NULL,\n\t\"size_bytes\" bigint,\n\t\"created_at\" bigint NOT NULL,\n\t\"completed_at\" bigint,\n\tCONSTRAINT \"attachment_object_key_unique\" UNIQUE(\"object_key\")\n);",
       "CREATE INDEX \"attachment_cleanup_idx\" ON \"attachment\" USING btree (\"created_at\") WHERE \"attachment\".\"completed_at\" is null;"
     ]
+  },
+  {
+    "tag": "0004_timeline_repair",
+    "hash": "3edaa488a1f7d4e8d7a9cf5f9b4a6fc9ed4f604d85911d64eeba461a7a45521e",
+    "statements": [
+      "-- From here on a tsid names one message per conversation (messages_c2g_tsid_uq, messages_c2c_tsid_uq, next\n-- migration). Rows stored before that rule that share their tsid with an earlier message of the same group or pair\n-- get their server id as tsid (the convention of S2C ids), so the unique indexes can be built.\nwith d as (\n  select id, row_number() over (partition by to_id, split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2G'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;",
+      "with d as (\n  select id, row_number() over (\n    partition by least(from_id, to_id), greatest(from_id, to_id), split_part(client_id, '.', 2) order by id) as rn\n  from messages where chat_type = 'C2C'\n)\nupdate messages m set client_id = regexp_replace(m.client_id, '^([^.]*)\\.[^.]*', '\\1.' || m.id)\nfrom d where d.id = m.id and d.rn > 1;"
+    ]
+  },
+  {
+    "tag": "0005_timeline",
+    "hash": "8ea071761bb9f9817c415b11ec2c353b9e7dee48948beaaa27cf6e15b171303b",
+    "statements": [
+      "CREATE TABLE \"im_group_join_request\" (\n\t\"group_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"im_group_join_request_group_id_user_id_pk\" PRIMARY KEY(\"group_id\",\"user_id\")\n);",
+      "CREATE TABLE \"timeline\" (\n\t\"message_id\" bigint PRIMARY KEY NOT NULL,\n\t\"conv_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL\n);",
+      "CREATE TABLE \"timeline_cursor\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"conv_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL,\n\t\"above\" bigint[] DEFAULT '{}'::bigint[] NOT NULL,\n\tCONSTRAINT \"timeline_cursor_user_id_device_id_conv_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\",\"conv_id\")\n);",
+      "CREATE TABLE \"timeline_head\" (\n\t\"conv_id\" bigint PRIMARY KEY NOT NULL,\n\t\"last_seq\" bigint NOT NULL\n);",
+      "CREATE TABLE \"timeline_member\" (\n\t\"conv_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"join_seq\" bigint NOT NULL,\n\t\"leave_seq\" bigint,\n\tCONSTRAINT \"timeline_member_conv_id_user_id_join_seq_pk\" PRIMARY KEY(\"conv_id\",\"user_id\",\"join_seq\")\n);",
+      "DROP INDEX \"messages_client_id_idx\";",
+      "CREATE UNIQUE INDEX \"timeline_conv_seq_uq\" ON \"timeline\" USING btree (\"conv_id\",\"seq\");",
+      "CREATE INDEX \"timeline_member_user_idx\" ON \"timeline_member\" USING btree (\"user_id\");",
+      "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\");",
+      "CREATE UNIQUE INDEX \"messages_c2g_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"to_id\") WHERE \"messages\".\"chat_type\" = 'C2G';",
+      "CREATE UNIQUE INDEX \"messages_c2c_tsid_uq\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),least(\"from_id\", \"to_id\"),greatest(\"from_id\", \"to_id\")) WHERE \"messages\".\"chat_type\" = 'C2C';"
+    ]
+  },
+  {
+    "tag": "0006_timeline_fill",
+    "hash": "b753a06e1100ccfc190ef9a2502b47c539a67e0cdd593388efdf778325bd2f1e",
+    "statements": [
+      "-- Group messages move from per-member inbox rows and marks to timelines (docs/delivery.md \"Upgrade\"). Every\n-- device keeps exactly the pending set it had: its cursor stops before its oldest pending group message, and the\n-- numbers past it that were already acknowledged (or never in its inbox) go to `above`.\ninsert into timeline (message_id, conv_id, seq)\nselect id, to_id, row_number() over (partition by to_id order by id) from messages where chat_type = 'C2G';",
+      "insert into timeline_head (conv_id, last_seq) select conv_id, max(seq) from timeline group by conv_id;",
+      "-- A member's span starts before the first group message in their inbox; one who left ends at their last one.\ninsert into timeline_member (conv_id, user_id, join_seq, leave_seq)\nselect t.conv_id, i.user_id, min(t.seq) - 1,\n  case when exists (select 1 from im_group_member g where g.group_id = t.conv_id and g.user_id = i.user_id)\n    then null else max(t.seq) end\nfrom inbox i join timeline t on t.message_id = i.message_id\ngroup by t.conv_id, i.user_id;",
+      "-- Members who received no message yet see from now on.\ninsert into timeline_member (conv_id, user_id, join_seq)\nselect g.group_id, g.user_id, coalesce((select h.last_seq from timeline_head h where h.conv_id = g.group_id), 0)\nfrom im_group_member g\nwhere not exists (select 1 from timeline_member s where s.conv_id = g.group_id and s.user_id = g.user_id);",
+      "insert into timeline_cursor (user_id, device_id, conv_id, seq, above)\nselect d.user_id, d.device_id, s.conv_id,\n  coalesce(u.first - 1, coalesce(s.leave_seq, h.last_seq)),\n  coalesce((select array_agg(t.seq order by t.seq) from timeline t\n    where t.conv_id = s.conv_id and t.seq > u.first and t.seq <= coalesce(s.leave_seq, h.last_seq)\n      and not (t.message_id >= d.floor_id\n        and exists (select 1 from inbox i where i.user_id = d.user_id and i.message_id = t.message_id)\n        and not exists (select 1 from delivery_mark k\n          where k.user_id = d.user_id and k.device_id = d.device_id and k.message_id = t.message_id))), '{}')\nfrom delivery_device d\njoin timeline_member s on s.user_id = d.user_id\njoin timeline_head h on h.conv_id = s.conv_id\ncross join lateral (\n  select min(t.seq) as first from timeline t join inbox i on i.message_id = t.message_id and i.user_id = d.user_id\n  where t.conv_id = s.conv_id and t.seq > s.join_seq and t.seq <= coalesce(s.leave_seq, h.last_seq)\n    and t.message_id >= d.floor_id\n    and not exists (select 1 from delivery_mark k\n      where k.user_id = d.user_id and k.device_id = d.device_id and k.message_id = t.message_id)\n) u;",
+      "delete from delivery_mark k using messages m where m.id = k.message_id and m.chat_type = 'C2G';",
+      "delete from inbox i using messages m where m.id = i.message_id and m.chat_type = 'C2G';"
+    ]
+  },
+  {
+    "tag": "0007_accounts",
+    "hash": "14a8cbcdfb6c478b50321667e49c9f961932669352af1751c9e90c6ad3c2dc11",
+    "statements": [
+      "CREATE TABLE \"admin_audit\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"action\" text NOT NULL,\n\t\"target_user_id\" bigint,\n\t\"detail\" text DEFAULT '{}' NOT NULL,\n\t\"created_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"admin_session\" (\n\t\"id_hash\" text PRIMARY KEY NOT NULL,\n\t\"admin_id\" bigint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"expires_at\" bigint NOT NULL\n);",
+      "CREATE TABLE \"auth_session\" (\n\t\"user_id\" bigint NOT NULL,\n\t\"device_id\" text NOT NULL,\n\t\"gen\" integer DEFAULT 0 NOT NULL,\n\t\"refresh_jti\" text,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\tCONSTRAINT \"auth_session_user_id_device_id_pk\" PRIMARY KEY(\"user_id\",\"device_id\")\n);",
+      "ALTER TABLE \"user_device\" ADD COLUMN \"name\" text DEFAULT '' NOT NULL;",
+      "ALTER TABLE \"users\" ADD COLUMN \"suspended_at\" bigint;",
+      "ALTER TABLE \"users\" ADD COLUMN \"searchable_by\" text DEFAULT 'everyone' NOT NULL;",
+      "CREATE INDEX \"admin_audit_target_idx\" ON \"admin_audit\" USING btree (\"target_user_id\",\"id\") WHERE \"admin_audit\".\"target_user_id\" is not null;",
+      "CREATE INDEX \"admin_audit_admin_idx\" ON \"admin_audit\" USING btree (\"admin_id\",\"id\");",
+      "CREATE INDEX \"admin_session_admin_idx\" ON \"admin_session\" USING btree (\"admin_id\");",
+      "CREATE INDEX \"users_nickname_search_idx\" ON \"users\" USING btree (lower(\"nickname\") text_pattern_ops) WHERE \"users\".\"searchable_by\" = 'everyone' and \"users\".\"deleted_at\" is null;"
+    ]
+  },
+  {
+    "tag": "0008_channels",
+    "hash": "6d02a1650251449583cbc51ed58bd6d2c9db8b6d8ca27b4d422ccdc476b33625",
+    "statements": [
+      "CREATE TABLE \"channel_admin\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"role\" smallint NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_admin_channel_id_user_id_pk\" PRIMARY KEY(\"channel_id\",\"user_id\")\n);",
+      "CREATE TABLE \"channel_daily_stat\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"day\" integer NOT NULL,\n\t\"views\" integer DEFAULT 0 NOT NULL,\n\t\"reactions\" integer DEFAULT 0 NOT NULL,\n\t\"subscribes\" integer DEFAULT 0 NOT NULL,\n\t\"unsubscribes\" integer DEFAULT 0 NOT NULL,\n\tCONSTRAINT \"channel_daily_stat_channel_id_day_pk\" PRIMARY KEY(\"channel_id\",\"day\")\n);",
+      "CREATE TABLE \"channel_invitation\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"inviter_id\" bigint NOT NULL,\n\t\"invitee_id\" bigint NOT NULL,\n\t\"status\" text DEFAULT 'pending' NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"expires_at\" bigint NOT NULL,\n\t\"responded_at\" bigint\n);",
+      "CREATE TABLE \"channel_message\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"seq\" bigint NOT NULL,\n\t\"author_id\" bigint NOT NULL,\n\t\"msg_type\" text NOT NULL,\n\t\"content\" text NOT NULL,\n\t\"payload\" text,\n\t\"request_id\" text,\n\t\"view_count\" integer DEFAULT 0 NOT NULL,\n\t\"reaction_count\" integer DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"edited_at_us\" bigint,\n\t\"revoked_at_us\" bigint\n);",
+      "CREATE TABLE \"channel_order\" (\n\t\"order_no\" text PRIMARY KEY NOT NULL,\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"amount\" integer NOT NULL,\n\t\"currency\" text NOT NULL,\n\t\"status\" text DEFAULT 'created' NOT NULL,\n\t\"provider\" text DEFAULT '' NOT NULL,\n\t\"transaction_id\" text,\n\t\"created_at\" bigint NOT NULL,\n\t\"paid_at\" bigint,\n\t\"cancelled_at\" bigint\n);",
+      "CREATE TABLE \"channel_reaction\" (\n\t\"message_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"reaction_type\" text NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_reaction_message_id_user_id_reaction_type_pk\" PRIMARY KEY(\"message_id\",\"user_id\",\"reaction_type\")\n);",
+      "CREATE TABLE \"channel_subscription\" (\n\t\"channel_id\" bigint NOT NULL,\n\t\"user_id\" bigint NOT NULL,\n\t\"read_seq\" bigint DEFAULT 0 NOT NULL,\n\t\"subscribed_at\" bigint NOT NULL,\n\tCONSTRAINT \"channel_subscription_channel_id_user_id_pk\" PRIMARY KEY(\"channel_id\",\"user_id\")\n);",
+      "CREATE TABLE \"channel\" (\n\t\"id\" bigint PRIMARY KEY NOT NULL,\n\t\"owner_id\" bigint NOT NULL,\n\t\"name\" text NOT NULL,\n\t\"description\" text DEFAULT '' NOT NULL,\n\t\"avatar\" text DEFAULT '' NOT NULL,\n\t\"custom_id\" text,\n\t\"tags\" text[] DEFAULT '{}'::text[] NOT NULL,\n\t\"visibility\" smallint,\n\t\"access_type\" smallint,\n\t\"join_policy\" smallint,\n\t\"price\" integer DEFAULT 0 NOT NULL,\n\t\"currency\" text DEFAULT 'CNY' NOT NULL,\n\t\"last_seq\" bigint DEFAULT 0 NOT NULL,\n\t\"subscriber_count\" integer DEFAULT 0 NOT NULL,\n\t\"created_at\" bigint NOT NULL,\n\t\"updated_at\" bigint NOT NULL,\n\t\"deleted_at\" bigint\n);",
+      "CREATE INDEX \"channel_admin_user_idx\" ON \"channel_admin\" USING btree (\"user_id\");",
+      "CREATE INDEX \"channel_invitation_invitee_idx\" ON \"channel_invitation\" USING btree (\"invitee_id\",\"channel_id\");",
+      "CREATE INDEX \"channel_invitation_inviter_idx\" ON \"channel_invitation\" USING btree (\"inviter_id\");",
+      "CREATE UNIQUE INDEX \"channel_message_seq_uq\" ON \"channel_message\" USING btree (\"channel_id\",\"seq\");",
+      "CREATE UNIQUE INDEX \"channel_message_request_uq\" ON \"channel_message\" USING btree (\"channel_id\",\"author_id\",\"request_id\") WHERE \"channel_message\".\"request_id\" is not null;",
+      "CREATE INDEX \"channel_message_day_idx\" ON \"channel_message\" USING btree (\"channel_id\",\"created_at\");",
+      "CREATE INDEX \"channel_order_user_idx\" ON \"channel_order\" USING btree (\"user_id\",\"channel_id\",\"status\");",
+      "CREATE INDEX \"channel_subscription_user_idx\" ON \"channel_subscription\" USING btree (\"user_id\",\"channel_id\");",
+      "CREATE UNIQUE INDEX \"channel_custom_id_uq\" ON \"channel\" USING btree (\"custom_id\") WHERE \"channel\".\"custom_id\" is not null and \"channel\".\"deleted_at\" is null;",
+      "CREATE INDEX \"channel_owner_idx\" ON \"channel\" USING btree (\"owner_id\");",
+      "CREATE INDEX \"channel_tags_idx\" ON \"channel\" USING gin (\"tags\");",
+      "CREATE INDEX \"channel_search_idx\" ON \"channel\" USING gin (to_tsvector('simple', \"name\" || ' ' || \"description\"));"
+    ]
+  },
+  {
+    "tag": "0009_tsid_by_type",
+    "hash": "d6af6a64ffd5f9fdc79419e45ee5e0d675065fb6312ed039d25e820bf006965e",
+    "statements": [
+      "DROP INDEX \"messages_tsid_idx\";",
+      "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
+    ]
   }
 ];

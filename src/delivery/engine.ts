@@ -14,7 +14,7 @@ import { CloseCode } from "../model/close-codes.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
-import { isRetired, type InboxReader } from "./inbox.ts";
+import { isRetired, type AckTarget, type InboxReader } from "./inbox.ts";
 import { StoreUnavailable } from "./group-commit.ts";
 import type { MarkLedger } from "./marks.ts";
 import { mintMessageId } from "./msg-id.ts";
@@ -35,7 +35,7 @@ import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
-import { ServerIdTaken, type DeliveryWriter, type StoreItem } from "./writer.ts";
+import type { DeliveryWriter, MarkRow, StoreItem } from "./writer.ts";
 import { metrics } from "../metrics/index.ts";
 
 export interface EngineDeps {
@@ -130,25 +130,31 @@ export class Engine implements DeliveryEngine, Notifier {
         return;
       }
       const serverId = this.d.ids.next();
+      const group = msg.type === "C2G";
+      // A group message is one timeline entry; the sending device's cursor takes it once its number is known.
       const stored = this.d.writer.messages.add({
         row: toRow(msg, serverId),
-        inbox: routed.route.inbox,
-        marks: [{ userId: session.userId, deviceId: session.deviceId }],
+        inbox: group ? [] : routed.route.inbox,
+        marks: group ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
       });
       this.#track(
         stored.then(
           (s) => {
+            if (s.taken) {
+              this.tell(session, "invalid_message", { content: "id already used by another message of this conversation" }, msg.id);
+              return;
+            }
             session.send(new Outbound(serverAck(msg, s.serverTs)));
             if (s.duplicate) return;
             metrics.message(msg.type);
-            this.#push(msg, routed.route.inbox, session, serverId);
+            if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
+            this.#push(msg, routed.route.inbox, session, serverId, s.seq);
             if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
             if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
           },
           // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
           (err: unknown) => {
-            if (err instanceof ServerIdTaken) this.d.log.error("delivery: message not stored", { err, id: msg.id });
-            else if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
+            if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
             storeDown();
           },
         ),
@@ -209,7 +215,7 @@ export class Engine implements DeliveryEngine, Notifier {
    * retries. Returns the ids found in the user's inbox.
    */
   async markDelivered(userId: bigint, deviceId: string, ids: readonly string[]): Promise<Set<string>> {
-    const found = new Map<string, { serverId: bigint; chatType: string }>();
+    const found = new Map<string, Pick<AckTarget, "serverId" | "chatType" | "conv" | "seq">>();
     const unknown: string[] = [];
     for (const id of ids) {
       const hit = this.recent.byId(userId, id);
@@ -221,13 +227,13 @@ export class Engine implements DeliveryEngine, Notifier {
       const entry = this.wheel.find(userId, deviceId, id);
       if (entry) this.wheel.cancel(entry);
     }
-    await this.d.marks.record([...found.values()].map((m) => ({ userId, deviceId, messageId: m.serverId })));
+    await this.d.marks.record([...found.values()].map((m) => markOf(userId, deviceId, m)));
     if (this.d.cluster && found.size) this.#track(this.#forwardAcks(userId, deviceId, [...found]));
     return new Set(found.keys());
   }
 
-  /** Server ids a device acknowledged that may not be committed yet: every pending read subtracts them. */
-  unconfirmed(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
+  /** Marks a device made that may not be committed yet: every pending read subtracts them. */
+  unconfirmed(userId: bigint, deviceId: string): Promise<readonly MarkRow[]> {
     return this.d.marks.unconfirmed(userId, deviceId);
   }
 
@@ -348,10 +354,10 @@ export class Engine implements DeliveryEngine, Notifier {
    * First attempt to every live device of `users` except `except` (the
    * sending device), one Outbound for all; later attempts go on the wheel.
    */
-  #push(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint): void {
+  #push(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint, seq?: bigint): void {
     const out = new Outbound(msg);
     const schedule = RETRY_SCHEDULE[msg.type as ChatType];
-    this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users });
+    this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
     for (const userId of users) {
       for (const s of this.d.sessions.sessionsOf(userId)) {
         if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
@@ -359,7 +365,7 @@ export class Engine implements DeliveryEngine, Notifier {
         this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
       }
     }
-    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId));
+    if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId, seq));
   }
 
   /**
@@ -367,7 +373,7 @@ export class Engine implements DeliveryEngine, Notifier {
    * once. The receiving node pushes and runs those devices' retries (their acks
    * arrive there). Presence unreachable: remote devices count as offline.
    */
-  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint): Promise<void> {
+  async #pushRemote(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint, seq?: bigint): Promise<void> {
     const cluster = this.d.cluster!;
     let found;
     try {
@@ -380,7 +386,7 @@ export class Engine implements DeliveryEngine, Notifier {
     let bytes: Uint8Array | undefined;
     for (const [node, targets] of targetsByNode(found, except)) {
       if (node === cluster.nodeId) continue;
-      bytes ??= encodeBusMessage(msg, serverId);
+      bytes ??= encodeBusMessage(msg, serverId, seq);
       cluster.bus.send(node, { kind: "deliver", targets, message: bytes });
       // Buffered while Redis is away, and the buffer may drop it: those devices pull too.
       if (!cluster.bus.ready()) this.#skip(targets.map((t) => t.userId));
@@ -391,11 +397,12 @@ export class Engine implements DeliveryEngine, Notifier {
   onBus(entry: BusEntry, _from: number): void {
     switch (entry.kind) {
       case "deliver": {
-        const { out, serverId, sent } = deliverLocally(entry, this.d.sessions);
+        const { out, serverId, seq, sent } = deliverLocally(entry, this.d.sessions);
         const schedule = RETRY_SCHEDULE[out.msg.type as ChatType] ?? RETRY_SCHEDULE.S2C;
         if (serverId !== undefined) {
           const m = out.msg;
-          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: entry.targets.map((t) => t.userId) });
+          const at = seq !== undefined ? { conv: m.to, seq } : {};
+          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: entry.targets.map((t) => t.userId), ...at });
         }
         for (const [s, outcome] of sent) {
           if (outcome === "closed" || this.#retired.has(s.connId)) continue;
@@ -420,7 +427,8 @@ export class Engine implements DeliveryEngine, Notifier {
         this.#track(this.catchUp(entry.userIds));
         return;
       case "invalidate":
-        return; // social caches: handled by the node's bus handler (src/node.ts)
+      case "sessions":
+        return; // social caches and session cuts: handled by the node's bus handler (src/node.ts)
     }
   }
 
@@ -439,49 +447,51 @@ export class Engine implements DeliveryEngine, Notifier {
     metrics.acks.inc();
     const { userId, deviceId } = session;
     let id = ack.msgId;
-    let serverId: bigint | undefined;
+    let target: Target | undefined;
     const entry = ack.tsidOnly
       ? this.wheel.findByTsid(userId, deviceId, ack.type, ack.msgId)
       : this.wheel.find(userId, deviceId, ack.msgId);
     if (entry) {
       this.wheel.cancel(entry);
       id = entry.out.msg.id;
-      serverId = entry.serverId;
+      if (entry.serverId !== undefined) target = { serverId: entry.serverId };
     }
     const byTsid = ack.tsidOnly === true && !entry;
-    if (serverId === undefined) {
+    if (target === undefined) {
       const hit = byTsid ? this.recent.byTsid(userId, ack.type, ack.msgId) : this.recent.byId(userId, id);
-      if (hit) [id, serverId] = [hit.id, hit.serverId];
+      if (hit) [id, target] = [hit.id, hit];
     }
-    if (serverId === undefined) {
+    if (target === undefined) {
       this.#track(this.#ackedFromStore(session, ack, id, byTsid));
       return;
     }
-    this.#confirm(session, id, serverId);
+    this.#confirm(session, id, target);
   }
 
   /** An ack of a message this node no longer remembers: resolved from the store. */
   async #ackedFromStore(session: Session, ack: ClientAck, id: string, byTsid: boolean): Promise<void> {
     const { userId, deviceId } = session;
-    let serverId: bigint | undefined;
-    if (byTsid) {
-      const hit = await this.d.inbox.resolveTsid(userId, deviceId, ack.type, ack.msgId);
-      if (hit) [id, serverId] = [hit.clientId, hit.serverId];
-    } else {
-      serverId = (await this.d.inbox.resolve(userId, [id])).get(id)?.serverId;
-    }
-    if (serverId === undefined) {
+    const hit = byTsid
+      ? await this.d.inbox.resolveTsid(userId, deviceId, ack.type, ack.msgId)
+      : (await this.d.inbox.resolve(userId, [id])).get(id);
+    if (hit === undefined) {
       this.tell(session, "invalid_message", { content: `unknown message ${ack.msgId}` }, ack.msgId);
       return;
     }
-    this.#confirm(session, id, serverId);
+    this.#confirm(session, hit.clientId, hit);
   }
 
   /** Records the mark and answers CLIENT_ACK_CONFIRM once every node can see it (docs/delivery.md "Marks"). */
-  #confirm(session: Session, id: string, serverId: bigint): void {
-    const shared = this.d.marks.record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId }]);
+  #confirm(session: Session, id: string, target: Target): void {
+    const shared = this.d.marks.record([markOf(session.userId, session.deviceId, target)]);
     if (shared) this.#track(shared.then(() => this.#sendConfirm(session, id)));
     else this.#sendConfirm(session, id);
+  }
+
+  /** Marks nobody waits for (the sending device's own group message): a failure is logged. */
+  #record(marks: readonly MarkRow[]): void {
+    const shared = this.d.marks.record(marks);
+    if (shared) this.#track(shared);
   }
 
   #sendConfirm(session: Session, id: string): void {
@@ -522,6 +532,12 @@ export class Engine implements DeliveryEngine, Notifier {
     this.#push(msg, [userId], undefined, serverId);
   }
 }
+
+/** What an acknowledgement resolved to: an inbox message, or (with `conv`, `seq`) a timeline entry. */
+type Target = Pick<AckTarget, "serverId" | "conv" | "seq">;
+
+const markOf = (userId: bigint, deviceId: string, t: Target): MarkRow =>
+  t.seq !== undefined ? { userId, deviceId, messageId: t.serverId, conv: t.conv!, seq: t.seq } : { userId, deviceId, messageId: t.serverId };
 
 /** `<TYPE>_SERVER_ACK`: the same message id, empty payload, in_reply_to the id (§6). */
 function serverAck(msg: ImMessage, serverTs: number): ImMessage {

@@ -9,7 +9,7 @@
  * later batch commits first.
  */
 type Waiter<T, R> = { item: T; size: number; resolve: (r: R) => void; reject: (e: unknown) => void };
-type Outcome<R, E> = { ok: true; results: (R | E)[] } | { ok: false; err: unknown };
+type Outcome<R> = { ok: true; results: R[] } | { ok: false; err: unknown };
 
 /** What `add` rejects with when the queue is at its bound or the store is failing (answered, never queued). */
 export class StoreUnavailable extends Error {
@@ -36,7 +36,7 @@ export interface QueueBounds<T> {
  * counts as failing: only one batch's worth waits (the next attempt, a probe),
  * the rest is refused at once, and the first batch that commits again ends it.
  */
-export class GroupCommit<T, R, E extends Error = never> {
+export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
   /** Settles after the last formed batch settled its callers (in-order settlement). */
@@ -49,8 +49,7 @@ export class GroupCommit<T, R, E extends Error = never> {
   batches = 0;
 
   constructor(
-    /** One result per item; an Error result (type E) rejects that item alone. */
-    private readonly write: (items: T[]) => Promise<(R | E)[]>,
+    private readonly write: (items: T[]) => Promise<R[]>,
     private readonly maxBatch: number,
     private readonly depth = 1,
     private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
@@ -103,21 +102,15 @@ export class GroupCommit<T, R, E extends Error = never> {
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
       this.#inflight++;
-      const written: Promise<Outcome<R, E>> = this.write(batch.map((b) => b.item)).then(
+      const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
       );
       const before = this.#tail;
       void written.then((out) => (this.#failing = !out.ok));
       this.#tail = Promise.all([written, before]).then(([out]) => {
-        if (!out.ok) batch.forEach((b) => b.reject(out.err));
-        else {
-          batch.forEach((b, i) => {
-            const r = out.results[i]!;
-            if (r instanceof Error) b.reject(r);
-            else b.resolve(r as R);
-          });
-        }
+        if (out.ok) batch.forEach((b, i) => b.resolve(out.results[i]!));
+        else batch.forEach((b) => b.reject(out.err));
         this.#inflight--;
         if (this.#queue.length) this.#kick();
       });

@@ -1,11 +1,13 @@
 /**
- * Reads of the inbox/marks design (docs/delivery.md): a device's pending set
- * is its user's inbox at or above the device floor, minus the device's marks.
+ * Reads of the delivery state (docs/delivery.md): a device's pending set is
+ * its user's inbox at or above the device floor, minus the device's marks,
+ * plus its groups' timeline entries within the user's membership spans past
+ * the device's cursors.
  */
-import { and, asc, desc, eq, getTableColumns, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
-import type { Store } from "../db/store.ts";
-import { deliveryDevices, deliveryMarks, inbox, messages, userDevices } from "../db/schema/index.ts";
+import { arrayLiteral, type Store } from "../db/store.ts";
+import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
 
 // No floor recorded: nothing is pending (every device is given one when first seen).
@@ -13,8 +15,18 @@ const NO_FLOOR = (1n << 63n) - 1n;
 // idFloorForTime in SQL: ms since the id epoch, shifted past node and sequence bits.
 const SHIFT = 22;
 import type { ChatType } from "./ports.ts";
+import type { MarkRow } from "./writer.ts";
 
 export type MessageRecord = typeof messages.$inferSelect;
+
+// A span without leave_seq: still a member.
+const OPEN_SPAN = sql.raw(String((1n << 63n) - 1n));
+
+const decimals = (xs: readonly bigint[]) => sql.param(xs.map(String));
+
+/** A device's floor (its first sight), or "nothing pending" when it has none. */
+const floorOf = (userId: bigint, deviceId: string): SQL => sql`coalesce((select ${deliveryDevices.floorId} from ${deliveryDevices}
+  where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}), ${NO_FLOOR})`;
 
 /** One page of messages; `more` when a message follows the last one (cut by rows or by bytes). */
 export interface MessagePage {
@@ -46,19 +58,65 @@ function pageOf(rows: (MessageRecord & { fits: boolean; more: boolean })[]): Mes
 }
 
 /**
- * Messages the device has not acknowledged: the inbox from the floor up, no
- * mark, none of `exclude` (acknowledged marks not committed yet, src/delivery/marks.ts).
+ * Timeline entries a user's device has not acknowledged: within the user's
+ * membership spans, past the device's cursor, not among the numbers it
+ * acknowledged past a hole, from its floor up. `device`, `floor` and the
+ * user are SQL (a parameter, or a column of an outer query).
  */
-function pendingWhere(userId: bigint, deviceId: string, exclude: readonly bigint[] = []): SQL {
-  const skip = exclude.length
-    ? sql` and not (${inbox.messageId} = any(${sql.param(exclude.map(String))}::bigint[]))`
-    : sql``;
-  return sql`${inbox.userId} = ${userId}
-    and ${inbox.messageId} >= coalesce((select ${deliveryDevices.floorId} from ${deliveryDevices}
-      where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId}), ${NO_FLOOR})
-    and not exists (select 1 from ${deliveryMarks} where ${deliveryMarks.userId} = ${userId}
-      and ${deliveryMarks.deviceId} = ${deviceId} and ${deliveryMarks.messageId} = ${inbox.messageId})${skip}`;
+function timelinePending(user: SQL, device: SQL, floor: SQL): SQL {
+  return sql`select t.message_id as mid, t.conv_id, t.seq from timeline_member s
+    left join timeline_cursor c on c.user_id = s.user_id and c.device_id = ${device} and c.conv_id = s.conv_id
+    join timeline t on t.conv_id = s.conv_id and t.seq > greatest(s.join_seq, coalesce(c.seq, 0))
+      and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN})
+    where s.user_id = ${user} and t.message_id >= ${floor} and not (t.seq = any(coalesce(c.above, '{}'::bigint[])))`;
 }
+
+/** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
+function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
+  return sql`select i.message_id as mid from inbox i where i.user_id = ${user} and i.message_id >= ${floor}
+    and not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = i.message_id)`;
+}
+
+/**
+ * Server ids of the messages the device has not acknowledged: its inbox
+ * messages and its timelines' entries, none of `exclude` (acknowledged but
+ * maybe not committed yet, src/delivery/marks.ts).
+ */
+function pendingIds(userId: bigint, deviceId: string, exclude: readonly MarkRow[] = []): SQL {
+  const ids = exclude.filter((m) => m.seq === undefined).map((m) => m.messageId);
+  const seqs = exclude.filter((m) => m.seq !== undefined);
+  const [u, d, floor] = [sql`${userId}`, sql`${deviceId}`, floorOf(userId, deviceId)];
+  const skipIds = ids.length ? sql` and not (i.message_id = any(${decimals(ids)}::bigint[]))` : sql``;
+  const skipSeqs = seqs.length
+    ? sql` and not exists (select 1 from unnest(${decimals(seqs.map((m) => m.conv!))}::bigint[], ${decimals(seqs.map((m) => m.seq!))}::bigint[])
+        as x(c, s) where x.c = t.conv_id and x.s = t.seq)`
+    : sql``;
+  return sql`${inboxPending(u, d, floor)}${skipIds}
+    union all select p.mid from (${timelinePending(u, d, floor)}${skipSeqs}) p`;
+}
+
+/** A message an acknowledgement names: its server id and, for a timeline entry, its conversation and number. */
+export interface AckTarget {
+  readonly serverId: bigint;
+  readonly clientId: string;
+  readonly chatType: string;
+  readonly conv?: bigint;
+  readonly seq?: bigint;
+}
+
+type TargetRow = { id: bigint | string; client_id: string; chat_type: string; conv_id: bigint | string | null; seq: bigint | string | null };
+
+const toTarget = (r: TargetRow): AckTarget => ({
+  serverId: BigInt(r.id),
+  clientId: r.client_id,
+  chatType: r.chat_type,
+  ...(r.seq !== null ? { conv: BigInt(r.conv_id!), seq: BigInt(r.seq) } : {}),
+});
+
+/** The user may acknowledge message `m` (alias of messages, `t` its timeline entry): in their inbox, or in one of their spans. */
+const mayAck = (userId: bigint) => sql`(exists (select 1 from inbox i where i.user_id = ${userId} and i.message_id = m.id)
+  or exists (select 1 from timeline_member s where s.conv_id = t.conv_id and s.user_id = ${userId}
+    and t.seq > s.join_seq and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN})))`;
 
 /** What a connecting device learns (InboxReader.openDevice). */
 export interface DeviceOpen {
@@ -79,11 +137,6 @@ const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 // Devices per openDevice statement (three array parameters, whatever the count).
 const OPEN_BATCH_MAX = 500;
 
-/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
-function arrayLiteral(items: readonly string[]): string {
-  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
-}
-
 export class InboxReader {
   constructor(private readonly store: Store) {}
 
@@ -91,14 +144,10 @@ export class InboxReader {
    * Records a device's floor the first time it is seen: its registration time
    * in user_device, else `fresh` (an id minted now: everything stored before
    * it is older). Messages stored before that are not pending for it.
+   * The same statement as a connect (openDevice).
    */
   async ensureDevice(userId: bigint, deviceId: string, fresh: bigint): Promise<void> {
-    const floor = fresh;
-    await this.store.db.execute(sql`insert into ${deliveryDevices} (user_id, device_id, floor_id)
-      select ${userId}, ${deviceId}, coalesce(
-        (select (${userDevices.createdAt} - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))} from ${userDevices}
-          where ${userDevices.userId} = ${userId} and ${userDevices.deviceId} = ${deviceId}), ${floor})
-      on conflict do nothing`);
+    await this.openDevice(userId, deviceId, fresh);
   }
 
   /**
@@ -132,7 +181,10 @@ export class InboxReader {
   /**
    * One statement for `reqs` (distinct devices): a floor inserted by a
    * concurrent statement is not visible to this snapshot, so the floor
-   * computed here stands in (the same value, or a fresher one).
+   * computed here stands in (the same value, or a fresher one). A device seen
+   * for the first time also gets a cursor in each of its user's groups, just
+   * below the first entry stored since its floor (its cursor then runs on
+   * without a hole).
    */
   async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
     const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
@@ -150,73 +202,73 @@ export class InboxReader {
       ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
         select dev.user_id, dev.device_id, dev.computed from dev
         where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
-        on conflict do nothing)
-      select dev.ord, dev.status, dev.ok and exists (select 1 from ${inbox} i
-          where i.user_id = dev.user_id
-            and i.message_id >= coalesce((select floor_id from known where known.ord = dev.ord), dev.computed)
-            and not exists (select 1 from ${deliveryMarks} m where m.user_id = dev.user_id
-              and m.device_id = dev.device_id and m.message_id = i.message_id)) as pending
-      from dev`);
+        on conflict do nothing),
+      cur as (insert into timeline_cursor (user_id, device_id, conv_id, seq)
+        select dev.user_id, dev.device_id, s.conv_id, greatest(s.join_seq, coalesce((select t.seq from timeline t
+            where t.conv_id = s.conv_id and t.message_id < dev.computed order by t.seq desc limit 1), 0))
+        from dev join timeline_member s on s.user_id = dev.user_id and s.leave_seq is null
+        where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
+        on conflict do nothing),
+      f as (select dev.*, coalesce((select floor_id from known where known.ord = dev.ord), dev.computed) as floor from dev)
+      select f.ord, f.status, f.ok and (exists (${inboxPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
+        or exists (${timelinePending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})) as pending
+      from f`);
     const out: DeviceOpen[] = new Array(reqs.length);
     for (const r of rows) out[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
     return out;
   }
 
-  async hasPending(userId: bigint, deviceId: string, exclude?: readonly bigint[]): Promise<boolean> {
-    const rows = await this.store.db.select({ one: sql`1` }).from(inbox).where(pendingWhere(userId, deviceId, exclude)).limit(1);
+  async hasPending(userId: bigint, deviceId: string, exclude?: readonly MarkRow[]): Promise<boolean> {
+    const rows = await this.store.rows(sql`select 1 from (${pendingIds(userId, deviceId, exclude)}) p limit 1`);
     return rows.length > 0;
   }
 
-  /** Oldest first: at most `limit` messages and about `budget` bytes of stored text. */
-  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly bigint[], budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+  /** Oldest first (by server id): at most `limit` messages and about `budget` bytes of stored text. */
+  async pending(userId: bigint, deviceId: string, limit: number, exclude?: readonly MarkRow[], budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
     const page = this.store.db
-      .select(budgetColumns(sql`${inbox.messageId}`, budget))
-      .from(inbox)
-      .innerJoin(messages, eq(messages.id, inbox.messageId))
-      .where(pendingWhere(userId, deviceId, exclude))
-      .orderBy(inbox.messageId)
+      .select(budgetColumns(sql`${messages.id}`, budget))
+      .from(messages)
+      .where(sql`${messages.id} in (${pendingIds(userId, deviceId, exclude)})`)
+      .orderBy(messages.id)
       .limit(limit)
       .as("page");
     return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(asc(page.id)));
   }
 
-  /** Server ids of messages in the user's inbox with these §2.8 ids. */
-  async resolve(userId: bigint, ids: readonly string[]): Promise<Map<string, { serverId: bigint; chatType: string }>> {
-    const out = new Map<string, { serverId: bigint; chatType: string }>();
-    if (!ids.length) return out;
-    const rows = await this.store.db
-      .select({ id: messages.id, clientId: messages.clientId, chatType: messages.chatType })
-      .from(messages)
-      .innerJoin(inbox, and(eq(inbox.messageId, messages.id), eq(inbox.userId, userId)))
-      .where(inArray(messages.clientId, [...ids]));
-    for (const r of rows) out.set(r.clientId, { serverId: r.id, chatType: r.chatType });
+  /**
+   * The messages with these §2.8 ids that `userId` may acknowledge (in the
+   * user's inbox, or a timeline entry within one of the user's spans). Found
+   * by chat type and tsid (`idLookup`), so an unknown id costs one index
+   * probe. An id that two conversations hold (a tsid is unique per
+   * conversation only) names the oldest such message.
+   */
+  async resolve(userId: bigint, ids: readonly string[]): Promise<Map<string, AckTarget>> {
+    const out = new Map<string, AckTarget>();
+    const query = resolveQuery(userId, ids);
+    if (!query) return out;
+    const rows = await this.store.rows<TargetRow>(query);
+    for (const r of rows) if (!out.has(r.client_id)) out.set(r.client_id, toTarget(r));
     return out;
   }
 
   /**
-   * A frame ACK names only the tsid segment: the message is looked up among the
-   * device's pending messages of that direction whose id has that segment, else
-   * (a repeated ACK of a message already acknowledged) among the user's inbox.
+   * A frame ACK names only the direction and the tsid segment: among the
+   * messages of that direction with that segment the user may acknowledge
+   * (an index probe), the oldest one this device has not acknowledged yet,
+   * else (a repeated ACK) the oldest.
    */
-  async resolveTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): Promise<{ serverId: bigint; clientId: string } | undefined> {
-    const match = and(eq(messages.chatType, type), sql`split_part(${messages.clientId}, '.', 2) = ${tsid}`);
-    const find = async (where: SQL | undefined) => {
-      const rows = await this.store.db
-        .select({ id: messages.id, clientId: messages.clientId })
-        .from(inbox)
-        .innerJoin(messages, eq(messages.id, inbox.messageId))
-        .where(and(where, match))
-        .orderBy(inbox.messageId)
-        .limit(1);
-      return rows[0] ? { serverId: rows[0].id, clientId: rows[0].clientId } : undefined;
-    };
-    // The pending set is short; the whole inbox is read only for a repeat.
-    return (await find(pendingWhere(userId, deviceId))) ?? (await find(eq(inbox.userId, userId)));
+  async resolveTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): Promise<AckTarget | undefined> {
+    const rows = await this.store.rows<TargetRow>(resolveTsidQuery(userId, deviceId, type, tsid));
+    return rows[0] && toTarget(rows[0]);
   }
 
-  /** Server id of a message of one conversation named by its §2.8 id (history's before_id). */
+  /** Server id of a C2C message of one conversation named by its §2.8 id (history's before_id; `where` says C2C). */
   async idInConversation(where: SQL, clientId: string): Promise<bigint | undefined> {
-    const rows = await this.store.db.select({ id: messages.id }).from(messages).where(and(where, eq(messages.clientId, clientId))).limit(1);
+    const rows = await this.store.db
+      .select({ id: messages.id })
+      .from(messages)
+      .where(and(where, sql`split_part(${messages.clientId}, '.', 2) = ${tsidOf(clientId)}`, eq(messages.clientId, clientId)))
+      .limit(1);
     return rows[0]?.id;
   }
 
@@ -230,6 +282,48 @@ export class InboxReader {
       .limit(limit)
       .as("page");
     return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(desc(page.id)));
+  }
+
+  /** Timeline number of a group message named by its §2.8 id (history's before_id). */
+  async seqInGroup(groupId: bigint, clientId: string): Promise<bigint | undefined> {
+    const rows = await this.store.db
+      .select({ seq: timeline.seq })
+      .from(timeline)
+      .innerJoin(messages, eq(messages.id, timeline.messageId))
+      .where(
+        and(
+          eq(timeline.convId, groupId),
+          eq(messages.chatType, "C2G"),
+          sql`split_part(${messages.clientId}, '.', 2) = ${tsidOf(clientId)}`,
+          eq(messages.clientId, clientId),
+        ),
+      )
+      .limit(1);
+    return rows[0]?.seq;
+  }
+
+  /**
+   * A group's messages the user sees (within the user's spans: nothing from
+   * before they joined or after they left), newest first, below `beforeSeq`
+   * when given: at most `limit` messages and about `budget` bytes of stored text.
+   */
+  async groupHistory(userId: bigint, groupId: bigint, beforeSeq: bigint | undefined, limit: number, budget = Number.MAX_SAFE_INTEGER): Promise<MessagePage> {
+    const page = this.store.db
+      .select({ ...budgetColumns(sql`${timeline.seq} desc`, budget), seq: timeline.seq })
+      .from(timeline)
+      .innerJoin(messages, eq(messages.id, timeline.messageId))
+      .where(
+        and(
+          eq(timeline.convId, groupId),
+          beforeSeq === undefined ? undefined : lt(timeline.seq, beforeSeq),
+          sql`exists (select 1 from timeline_member s where s.conv_id = ${groupId} and s.user_id = ${userId}
+            and ${timeline.seq} > s.join_seq and ${timeline.seq} <= coalesce(s.leave_seq, ${OPEN_SPAN}))`,
+        ),
+      )
+      .orderBy(desc(timeline.seq))
+      .limit(limit)
+      .as("page");
+    return pageOf(await this.store.db.select().from(page).where(sql`${page.fits}`).orderBy(desc(page.seq)));
   }
 
   /** user_device status of a device; undefined when it is not registered there. */
@@ -263,6 +357,12 @@ export class InboxReader {
         where d.floor_id < ${safe}`);
       await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
+      // Entries pruned under a cursor can never be acknowledged: the cursor moves past them (else it would wait forever).
+      await tx.execute(sql`update timeline_cursor c set seq = f.low,
+          above = array(select x from unnest(c.above) x where x > f.low order by x)
+        from (select h.conv_id, coalesce((select min(t.seq) from timeline t where t.conv_id = h.conv_id) - 1, h.last_seq) as low
+          from timeline_head h) f
+        where f.conv_id = c.conv_id and f.low > c.seq`);
     });
   }
 
@@ -272,15 +372,58 @@ export class InboxReader {
     return this.store.db.transaction(async (tx) => {
       await tx.delete(deliveryMarks).where(lt(deliveryMarks.messageId, floor));
       await tx.delete(inbox).where(lt(inbox.messageId, floor));
+      await tx.delete(timeline).where(lt(timeline.messageId, floor));
       const gone = await tx.delete(messages).where(lt(messages.id, floor)).returning({ id: messages.id });
       return gone.length;
     });
   }
 }
 
-/** The condition selecting one conversation's messages (uses the history indexes). */
-export function conversationWhere(chatType: "c2c" | "c2g", userId: bigint, peerId: bigint): SQL {
-  if (chatType === "c2g") return and(eq(messages.chatType, "C2G"), eq(messages.toId, peerId))!;
+/** The tsid segment of a §2.8 id `<TYPE>.<tsid>.<ms>.<random>` (what the tsid indexes lead with). */
+export const tsidOf = (id: string): string => id.split(".", 2)[1] ?? "";
+
+/**
+ * `m` (messages) is one of `ids`: per TYPE segment (always the chat type:
+ * validation), `chat_type = TYPE and tsid = any(…) and client_id = any(…)`,
+ * the form each type's tsid index serves. Undefined when there is nothing to look up.
+ */
+function idLookup(ids: readonly string[]): SQL | undefined {
+  const byType = new Map<string, string[]>();
+  for (const id of ids) {
+    const type = id.slice(0, id.indexOf("."));
+    const list = byType.get(type);
+    if (list) list.push(id);
+    else byType.set(type, [id]);
+  }
+  const parts = [...byType].map(([type, list]) => sql`(m.chat_type = ${type}
+    and split_part(m.client_id, '.', 2) = any(${sql.param(list.map(tsidOf))}::text[])
+    and m.client_id = any(${sql.param(list)}::text[]))`);
+  return parts.length ? sql.join(parts, sql` or `) : undefined;
+}
+
+/** InboxReader.resolve's statement (exported for its plan test). */
+export function resolveQuery(userId: bigint, ids: readonly string[]): SQL | undefined {
+  const lookup = idLookup(ids);
+  return lookup && sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
+    from messages m left join timeline t on t.message_id = m.id
+    where (${lookup}) and ${mayAck(userId)}
+    order by m.id`;
+}
+
+/** InboxReader.resolveTsid's statement (exported for its plan test): the device's unacknowledged one first. */
+export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatType, tsid: string): SQL {
+  return sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
+    from messages m left join timeline t on t.message_id = m.id
+    where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
+    order by (case when t.seq is null
+        then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
+        else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
+          and c.conv_id = t.conv_id and (t.seq <= c.seq or t.seq = any(c.above))) end), m.id
+    limit 1`;
+}
+
+/** The condition selecting one C2C conversation's messages (uses the history index). */
+export function conversationWhere(userId: bigint, peerId: bigint): SQL {
   const [a, b] = userId < peerId ? [userId, peerId] : [peerId, userId];
   return sql`${messages.chatType} = 'C2C' and least(${messages.fromId}, ${messages.toId}) = ${a}
     and greatest(${messages.fromId}, ${messages.toId}) = ${b}`;

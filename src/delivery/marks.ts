@@ -2,7 +2,8 @@
  * Per-device delivery marks between the acknowledgement and the database
  * (docs/delivery.md "Marks"). An ack is recorded in a share every node reads
  * (process memory alone, or Redis in a cluster), CLIENT_ACK_CONFIRM goes out,
- * and the marks reach `delivery_mark` in large background batches. Offline
+ * and the marks reach `delivery_mark` (inbox messages) or the device's
+ * timeline cursors (group messages) in large background batches. Offline
  * pulls subtract the share's marks from the committed ones, so a pull on any
  * node right after a confirm never lists the acknowledged message.
  */
@@ -15,47 +16,80 @@ export interface MarkShare {
   add(marks: readonly MarkRow[]): void | Promise<void>;
   /** These marks are committed to the database: the share may forget them. */
   drop(marks: readonly MarkRow[]): void | Promise<void>;
-  /** Server ids of a device's marks that may not be committed yet. */
-  of(userId: bigint, deviceId: string): readonly bigint[] | Promise<readonly bigint[]>;
+  /** A device's marks that may not be committed yet. */
+  of(userId: bigint, deviceId: string): readonly MarkRow[] | Promise<readonly MarkRow[]>;
   /** Marks read back may be a dead node's, never committed: the reader writes them (idempotent). */
   readonly repairs?: boolean;
 }
 
-/** The share of a node alone: process memory. */
+/** A mark as one Redis set member: the server id of an inbox message, or `<conv>:<seq>` of a timeline entry. */
+export const markToken = (m: MarkRow): string => (m.seq === undefined ? m.messageId.toString() : `${m.conv}:${m.seq}`);
+
+export function markOfToken(userId: bigint, deviceId: string, token: string): MarkRow {
+  const cut = token.indexOf(":");
+  if (cut < 0) return { userId, deviceId, messageId: BigInt(token) };
+  return { userId, deviceId, messageId: 0n, conv: BigInt(token.slice(0, cut)), seq: BigInt(token.slice(cut + 1)) };
+}
+
+/** One device's marks in memory: inbox marks by server id, timeline acks by conversation and number. */
+interface Held {
+  readonly ids: Map<bigint, MarkRow>;
+  readonly convs: Map<bigint, Map<bigint, MarkRow>>;
+}
+
+/** The share of a node alone: process memory (nested maps: no key string built per ack). */
 export class MemoryMarkShare implements MarkShare {
-  readonly #byUser = new Map<bigint, Map<string, Set<bigint>>>();
+  readonly #byUser = new Map<bigint, Map<string, Held>>();
 
   add(marks: readonly MarkRow[]): void {
     for (const m of marks) {
       let devices = this.#byUser.get(m.userId);
       if (!devices) this.#byUser.set(m.userId, (devices = new Map()));
-      let ids = devices.get(m.deviceId);
-      if (!ids) devices.set(m.deviceId, (ids = new Set()));
-      ids.add(m.messageId);
+      let held = devices.get(m.deviceId);
+      if (!held) devices.set(m.deviceId, (held = { ids: new Map(), convs: new Map() }));
+      if (m.seq === undefined) {
+        held.ids.set(m.messageId, m);
+        continue;
+      }
+      let seqs = held.convs.get(m.conv!);
+      if (!seqs) held.convs.set(m.conv!, (seqs = new Map()));
+      seqs.set(m.seq, m);
     }
   }
 
   drop(marks: readonly MarkRow[]): void {
     for (const m of marks) {
       const devices = this.#byUser.get(m.userId);
-      const ids = devices?.get(m.deviceId);
-      if (!ids) continue;
-      ids.delete(m.messageId);
-      if (ids.size) continue;
+      const held = devices?.get(m.deviceId);
+      if (!held) continue;
+      if (m.seq === undefined) held.ids.delete(m.messageId);
+      else {
+        const seqs = held.convs.get(m.conv!);
+        if (seqs?.delete(m.seq) && !seqs.size) held.convs.delete(m.conv!);
+      }
+      if (held.ids.size || held.convs.size) continue;
       devices!.delete(m.deviceId);
       if (!devices!.size) this.#byUser.delete(m.userId);
     }
   }
 
-  of(userId: bigint, deviceId: string): readonly bigint[] {
-    const ids = this.#byUser.get(userId)?.get(deviceId);
-    return ids ? [...ids] : [];
+  of(userId: bigint, deviceId: string): readonly MarkRow[] {
+    const held = this.#byUser.get(userId)?.get(deviceId);
+    if (!held) return [];
+    const out = [...held.ids.values()];
+    for (const seqs of held.convs.values()) for (const m of seqs.values()) out.push(m);
+    return out;
   }
 
   /** Marks held (tests, metrics). */
   get size(): number {
     let n = 0;
-    for (const devices of this.#byUser.values()) for (const ids of devices.values()) n += ids.size;
+    for (const devices of this.#byUser.values()) {
+      for (const held of devices.values()) {
+        n += held.ids.size;
+        for (const seqs of held.convs.values()) n += seqs.size;
+      }
+    }
     return n;
   }
 }
@@ -111,12 +145,12 @@ export class MarkLedger {
     });
   }
 
-  /** Server ids of the device's acknowledged marks that may not be in `delivery_mark` yet. */
-  async unconfirmed(userId: bigint, deviceId: string): Promise<readonly bigint[]> {
+  /** The device's acknowledged marks that may not be in the database yet. */
+  async unconfirmed(userId: bigint, deviceId: string): Promise<readonly MarkRow[]> {
     try {
-      const ids = await this.share.of(userId, deviceId);
-      if (this.share.repairs && ids.length) this.#enqueue(ids.map((messageId) => ({ userId, deviceId, messageId })));
-      return ids;
+      const marks = await this.share.of(userId, deviceId);
+      if (this.share.repairs && marks.length) this.#enqueue(marks);
+      return marks;
     } catch (err) {
       // The share unreachable: committed marks only (a recent ack may be pulled once more).
       this.onError(err);

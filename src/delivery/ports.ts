@@ -63,16 +63,19 @@ export interface Notifier {
     payload: Record<string, unknown>,
     opts?: { readonly exceptDevice?: DeviceAddress },
   ): Promise<void>;
-  /** An S2C to one device only, not stored (refusals, answers to that connection). */
-  tell(session: Session, action: string, payload: Record<string, unknown>, inReplyTo?: string): void;
+  /** An S2C to one device only, not stored (refusals, answers to that connection); `payload` may be JSON text already. */
+  tell(session: Session, action: string, payload: Record<string, unknown> | string, inReplyTo?: string): void;
 }
 
 /** What delivery asks the social graph (implemented by src/domain/social). */
 export interface SocialGraph {
   /** May `from` send C2C to `to`? Failure kinds: user_not_found, not_a_friend, in_denylist, permission_denied. */
   checkC2C(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Promise<Result<void>>;
-  /** Members of group `groupId` when `userId` is one; failure not_group_member (or not_found). */
-  groupMembers(userId: bigint, groupId: bigint): Promise<Result<readonly bigint[]>>;
+  /**
+   * Members of group `groupId` when `userId` is one; failure not_group_member (or not_found). `fresh`: read
+   * from the database, not the per-message cache (REST authorisation).
+   */
+  groupMembers(userId: bigint, groupId: bigint, opts?: { readonly fresh?: boolean }): Promise<Result<readonly bigint[]>>;
   /** Friends of a user (presence fan-out). */
   friendsOf(userId: bigint): Promise<readonly bigint[]>;
   /** After a C2G message is stored: mentions (payload.at_uids) and conversation bookkeeping. */

@@ -12,8 +12,11 @@ export interface RecentMessage {
   readonly id: string;
   readonly serverId: bigint;
   readonly chatType: string;
-  /** Users whose inbox has it: only they may acknowledge it. */
+  /** Users whose inbox has it, or the group's members (C2G): only they may acknowledge it. */
   readonly inbox: readonly bigint[];
+  /** C2G: the group and the message's number in its timeline (an ack moves the device's cursor). */
+  readonly conv?: bigint;
+  readonly seq?: bigint;
 }
 
 /** Above this many users a membership test builds a Set once instead of scanning. */

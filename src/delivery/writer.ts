@@ -1,26 +1,34 @@
 /**
  * Store first, in groups: messages, their inbox rows and the sending device's
- * mark go to the database in one statement per batch (docs/delivery.md).
+ * mark (C2C, C2S, S2C) or their timeline entry (C2G) go to the database in one
+ * statement per batch (docs/delivery.md).
  * A message's promise settles only after its batch committed, so a
  * SERVER_ACK sent on it names a durable row.
  */
 import { and, eq, or, sql } from "drizzle-orm";
-import type { Store } from "../db/store.ts";
+import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { metrics } from "../metrics/index.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
 
+/**
+ * One device's acknowledgement: of an inbox message (a `delivery_mark` row), or
+ * — with `conv` and `seq` — of a timeline entry (the device's cursor in that
+ * conversation moves; docs/delivery.md "Cursors").
+ */
 export interface MarkRow {
   readonly userId: bigint;
   readonly deviceId: string;
   readonly messageId: bigint;
+  readonly conv?: bigint;
+  readonly seq?: bigint;
 }
 
 export interface StoreItem {
   readonly row: MessageRow & { id: bigint; serverTs: number };
-  /** Users whose inbox gets the message (receiver(s) and the sender). */
+  /** Users whose inbox gets the message (receiver(s) and the sender); none for C2G (its timeline is the group's). */
   readonly inbox: readonly bigint[];
   /** Devices that already have it (the sending device; the excepted device of a notice). */
   readonly marks: readonly { userId: bigint; deviceId: string }[];
@@ -31,6 +39,10 @@ export interface Stored {
   readonly serverTs: number;
   /** The sender had already sent this id: acknowledged again, not stored or delivered twice. */
   readonly duplicate: boolean;
+  /** Another sender's message of this conversation has this tsid: refused, nothing stored (docs/delivery.md "Acks"). */
+  readonly taken?: boolean;
+  /** C2G: the message's number in its group's timeline. */
+  readonly seq?: bigint;
 }
 
 /*
@@ -41,21 +53,79 @@ export interface Stored {
  * strings inside the arrays: exact on both drivers.
  */
 
-/** Delivery marks (the ledger batches them: src/delivery/marks.ts). */
-const INSERT_MARKS = `insert into delivery_mark (user_id, device_id, message_id)
-  select * from unnest($1::bigint[], $2::text[], $3::bigint[]) on conflict do nothing`;
+/** Numbers past a hole kept per cursor; beyond them the highest are forgotten (delivered once more, never lost). */
+export const ABOVE_MAX = 1024;
+
+/**
+ * A ledger batch (src/delivery/marks.ts) in one statement: inbox marks are
+ * inserted; timeline acks are folded into one cursor row write per device and
+ * conversation. The cursor becomes the end of the run of acknowledged numbers
+ * that starts right after it (`v - base - row_number()` is 0 exactly on that
+ * run), the rest stays in `above`. Numbers up to the user's latest join
+ * before the acked ones count as acknowledged (the device could not see
+ * them). A concurrent write of the same row (two nodes) is merged as sets
+ * (the higher cursor, the union above it): nothing acknowledged is lost.
+ */
+const WRITE_MARKS = `with k as (
+  insert into delivery_mark (user_id, device_id, message_id)
+  select * from unnest($1::bigint[], $2::text[], $3::bigint[]) on conflict do nothing
+), a as (
+  select * from unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[]) as a(u, d, c, s)
+), cur as (
+  select g.u, g.d, g.c, greatest(coalesce(x.seq, 0), coalesce((select max(j.join_seq) from timeline_member j
+      where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0)) as base,
+    coalesce(x.above, '{}'::bigint[]) as above
+  from (select u, d, c, min(s) as low from a group by u, d, c) g
+  left join timeline_cursor x on x.user_id = g.u and x.device_id = g.d and x.conv_id = g.c
+), v as (
+  select cur.u, cur.d, cur.c, cur.base, q.v from cur
+  cross join lateral (select unnest(cur.above) as v union select a.s from a where a.u = cur.u and a.d = cur.d and a.c = cur.c) q
+  where q.v > cur.base
+), r as (
+  select u, d, c, v, v - base - row_number() over (partition by u, d, c order by v) as gap from v
+), n as (
+  select cur.u, cur.d, cur.c, cur.base + count(r.v) filter (where r.gap = 0) as seq,
+    coalesce((array_agg(r.v order by r.v) filter (where r.gap <> 0))[1:${ABOVE_MAX}], '{}'::bigint[]) as above
+  from cur left join r on r.u = cur.u and r.d = cur.d and r.c = cur.c
+  group by cur.u, cur.d, cur.c, cur.base
+)
+insert into timeline_cursor (user_id, device_id, conv_id, seq, above)
+select u, d, c, seq, above from n order by u, d, c
+on conflict (user_id, device_id, conv_id) do update set
+  seq = greatest(timeline_cursor.seq, excluded.seq),
+  above = array(select distinct x from unnest(timeline_cursor.above || excluded.above) x
+    where x > greatest(timeline_cursor.seq, excluded.seq) order by x)`;
 
 export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unknown> {
   if (!marks.length) return Promise.resolve();
-  const users = new Array<string>(marks.length);
-  const devices = new Array<string>(marks.length);
-  const ids = new Array<string>(marks.length);
-  marks.forEach((m, i) => {
-    users[i] = m.userId.toString();
-    devices[i] = m.deviceId;
-    ids[i] = m.messageId.toString();
-  });
-  return store.query(INSERT_MARKS, [users, devices, ids]);
+  const users: string[] = [];
+  const devices: string[] = [];
+  const ids: string[] = [];
+  const cUsers: string[] = [];
+  const cDevices: string[] = [];
+  const convs: string[] = [];
+  const seqs: string[] = [];
+  for (const m of marks) {
+    if (m.seq === undefined) {
+      users.push(m.userId.toString());
+      devices.push(m.deviceId);
+      ids.push(m.messageId.toString());
+    } else {
+      cUsers.push(m.userId.toString());
+      cDevices.push(m.deviceId);
+      convs.push(m.conv!.toString());
+      seqs.push(m.seq.toString());
+    }
+  }
+  return store.query(WRITE_MARKS, [
+    decimalArray(users),
+    arrayLiteral(devices),
+    decimalArray(ids),
+    decimalArray(cUsers),
+    arrayLiteral(cDevices),
+    decimalArray(convs),
+    decimalArray(seqs),
+  ]);
 }
 
 const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? null : v.toString());
@@ -68,12 +138,30 @@ const senderKey = (from: bigint | null | undefined, clientId: string) => `${from
  * inserted (the CTE's RETURNING) get their inbox rows and sender marks, so a
  * resent id adds nothing. Five round trips (BEGIN, three INSERTs, COMMIT)
  * were most of a batch's latency on a busy PostgreSQL.
+ *
+ * C2G rows get their timeline numbers here: each group's head is advanced by
+ * the count of its inserted messages (groups in id order, so two batches lock
+ * heads in the same order), and the messages take the numbers below it in id
+ * order. The head's row lock is held to the commit, so numbers are given out
+ * in commit order and never skipped: a reader that sees number n sees every
+ * number below it.
  */
 const INSERT_BATCH = `with m as (
   insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts)
   select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
     $8::text[], $9::text[], $10::text[], $11::bigint[])
-  on conflict do nothing returning id
+  on conflict do nothing returning id, chat_type, to_id
+), g as (
+  select to_id as conv, count(*) as n from m where chat_type = 'C2G' group by to_id
+), h as (
+  insert into timeline_head (conv_id, last_seq) select conv, n from g order by conv
+  on conflict (conv_id) do update set last_seq = timeline_head.last_seq + excluded.last_seq
+  returning conv_id, last_seq
+), t as (
+  insert into timeline (message_id, conv_id, seq)
+  select m.id, m.to_id, h.last_seq - g.n + row_number() over (partition by m.to_id order by m.id)
+  from m join g on g.conv = m.to_id join h on h.conv_id = m.to_id
+  returning message_id, seq
 ), b as (
   insert into inbox (user_id, message_id)
   select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)
@@ -83,7 +171,7 @@ const INSERT_BATCH = `with m as (
   select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)
   where mid in (select id from m) on conflict do nothing
 )
-select id from m`;
+select m.id, t.seq from m left join t on t.message_id = m.id`;
 
 function batchParams(unique: readonly StoreItem[]): unknown[] {
   const rows = unique.map((i) => i.row);
@@ -124,7 +212,7 @@ function batchParams(unique: readonly StoreItem[]): unknown[] {
   ];
 }
 
-async function writeMessages(store: Store, items: StoreItem[]): Promise<(Stored | ServerIdTaken)[]> {
+async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
   const db = store.db;
   // The first of equal (sender, client id) pairs in one batch is the one stored.
   const firstOf = new Map<string, number>();
@@ -137,8 +225,8 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<(Stored 
       unique.push(item);
     }
   });
-  const returned = await store.query<{ id: bigint | string }>(INSERT_BATCH, batchParams(unique));
-  const inserted = new Set(returned.map((r) => BigInt(r.id)));
+  const returned = await store.query<{ id: bigint | string; seq: bigint | string | null }>(INSERT_BATCH, batchParams(unique));
+  const inserted = new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();
   const dups = unique.filter((i) => !inserted.has(i.row.id));
@@ -152,36 +240,30 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<(Stored 
   return items.map((item, i) => {
     const key = keys[i]!;
     const first = firstOf.get(key)!;
-    if (first === i && inserted.has(item.row.id)) return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false };
+    if (first === i && inserted.has(item.row.id)) {
+      const seq = inserted.get(item.row.id);
+      return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false, ...(seq !== undefined ? { seq } : {}) };
+    }
     const prior = existing.get(key);
     if (prior) return { serverId: prior.id, serverTs: prior.serverTs, duplicate: true };
-    // Repeated inside this batch: the first one was just stored.
     const firstItem = items[first]!;
-    if (first !== i && inserted.has(firstItem.row.id)) return { serverId: firstItem.row.id, serverTs: firstItem.row.serverTs, duplicate: true };
-    // Neither stored nor a resend: its server id was already taken (two nodes minting with one node id).
-    // Never acknowledged as stored: the caller is refused and the sender may send it again.
-    return ID_TAKEN;
+    // Not stored and no row of this sender: the conversation's tsid belongs to another sender.
+    if (!inserted.has(firstItem.row.id)) return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false, taken: true };
+    // Repeated inside this batch: the first one was just stored.
+    return { serverId: firstItem.row.id, serverTs: firstItem.row.serverTs, duplicate: true };
   });
 }
-
-/** A message whose server id collided with a stored one (the per-item failure of a batch). */
-export class ServerIdTaken extends Error {
-  constructor() {
-    super("server id already taken: is a node id used by two nodes? (docs/cluster.md)");
-  }
-}
-const ID_TAKEN = new ServerIdTaken();
 
 /** What a queued message holds in memory, about (its stored texts). */
 const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
 
 /** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
 export class DeliveryWriter {
-  readonly messages: GroupCommit<StoreItem, Stored, ServerIdTaken>;
+  readonly messages: GroupCommit<StoreItem, Stored>;
 
   constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
     // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit<StoreItem, Stored, ServerIdTaken>(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
+    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
       ...bounds,
       sizeOf: itemBytes,
     });

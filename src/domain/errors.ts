@@ -18,7 +18,24 @@ export type FailureKind =
   | "not_group_member"
   | "permission_denied"
   | "e2ee_key_not_found"
-  | "e2ee_decryption_failed";
+  | "e2ee_decryption_failed"
+  | "account_suspended"
+  // Channels (spec §7.3; docs/channels.md): stable business codes 960–974.
+  | "channel_id_empty"
+  | "user_id_empty"
+  | "channel_role_invalid"
+  | "order_no_empty"
+  | "channel_not_found"
+  | "order_not_found"
+  | "channel_access_denied"
+  | "channel_message_not_found"
+  | "invitation_not_found"
+  | "invitation_not_pending"
+  | "order_not_payable"
+  | "payment_unavailable"
+  | "payment_failed"
+  | "feature_disabled"
+  | "channel_message_revoked";
 
 export interface Failure {
   readonly kind: FailureKind;

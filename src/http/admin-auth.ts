@@ -1,6 +1,7 @@
 import { getSignedCookie, setSignedCookie, deleteCookie } from "hono/cookie";
 import type { Context, MiddlewareHandler } from "hono";
-import type { Admin, Admins } from "../domain/admin/admins.ts";
+import type { Admin } from "../domain/admin/admins.ts";
+import type { AdminSessions } from "../domain/admin/sessions.ts";
 import { can, type Permission } from "../domain/admin/roles.ts";
 import type { Services } from "../services.ts";
 import { envelope, json } from "./envelope.ts";
@@ -11,13 +12,15 @@ export const ADMIN_COOKIE = "ibis_admin";
 export type AdminEnv = { Variables: { admin: Admin }; Bindings: { ip?: string } };
 
 /**
- * Admin sessions (spec §5.4): an HttpOnly cookie `<admin id>.<expiry ms>`,
- * HMAC-signed with the token secret (hono signed cookies). The role is read
+ * Admin sessions (spec §5.4): an HttpOnly cookie holding a random session id,
+ * HMAC-signed with the token secret (hono signed cookies); the session lives
+ * in admin_session (AdminSessions), so logout really ends it. The role is read
  * from the database on every request, so a role change applies at once.
  */
-export async function startAdminSession(c: Context, services: Services, adminId: bigint): Promise<number> {
+export async function startAdminSession(c: Context, services: Services, sessions: AdminSessions, adminId: bigint): Promise<number> {
   const expiresAt = services.now() + services.config.adminSessionTtl * 1000;
-  await setSignedCookie(c, ADMIN_COOKIE, `${adminId}.${expiresAt}`, services.secrets.tokenSecret, {
+  const id = await sessions.start(adminId, expiresAt);
+  await setSignedCookie(c, ADMIN_COOKIE, id, services.secrets.tokenSecret, {
     httpOnly: true,
     sameSite: "Strict",
     path: "/api/adm",
@@ -27,17 +30,24 @@ export async function startAdminSession(c: Context, services: Services, adminId:
   return expiresAt;
 }
 
-export function endAdminSession(c: Context): void {
+/** The session id of a correctly signed cookie, else undefined. */
+async function cookieSession(c: Context, services: Services): Promise<string | undefined> {
+  const value = await getSignedCookie(c, services.secrets.tokenSecret, ADMIN_COOKIE);
+  return typeof value === "string" && /^[A-Za-z0-9_-]{43}$/.test(value) ? value : undefined;
+}
+
+/** Ends the session server-side (the cookie stops working wherever it was copied) and clears the cookie. */
+export async function endAdminSession(c: Context, services: Services, sessions: AdminSessions): Promise<void> {
+  const id = await cookieSession(c, services);
+  if (id) await sessions.end(id);
   deleteCookie(c, ADMIN_COOKIE, { path: "/api/adm" });
 }
 
 /** Unauthenticated admin API calls: 401 JSON in the pre-business shape. */
-export function requireAdmin(services: Services, admins: Admins): MiddlewareHandler<AdminEnv> {
+export function requireAdmin(services: Services, sessions: AdminSessions): MiddlewareHandler<AdminEnv> {
   return secured("adminCookie", async (c, next) => {
-    const value = await getSignedCookie(c, services.secrets.tokenSecret, ADMIN_COOKIE);
-    const m = typeof value === "string" ? /^(\d{1,19})\.(\d{1,16})$/.exec(value) : null;
-    if (!m || Number(m[2]) <= services.now()) return unauthorized(c, "admin login required");
-    const admin = await admins.find(BigInt(m[1]!));
+    const id = await cookieSession(c, services);
+    const admin = id === undefined ? undefined : await sessions.find(id);
     if (!admin) return unauthorized(c, "admin login required");
     c.set("admin", admin);
     await next();

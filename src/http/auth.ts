@@ -1,11 +1,15 @@
 import type { Context, MiddlewareHandler } from "hono";
 import type { Services } from "../services.ts";
+import { VERDICT_REFUSAL } from "../domain/auth/liveness.ts";
 import { json, preBusinessError } from "./envelope.ts";
 import { secured } from "./openapi.ts";
 
 export interface AuthUser {
   readonly userId: bigint;
+  /** The token's device (`did`), "" for a device-less token. */
   readonly deviceId: string;
+  /** The token's session generation (docs/auth.md "Revocation"). */
+  readonly gen: number;
 }
 
 /** Fetch bindings from src/node.ts: `ip` the peer address, `wsUrl` the node's own ws(s)://…/ws (init's fallback). */
@@ -18,8 +22,8 @@ export function bearer(header: string | undefined): string | undefined {
   return m?.[1];
 }
 
-export function unauthorized(c: Context, content: string): Response {
-  return json(c, preBusinessError(401, "unauthorized", content), 401);
+export function unauthorized(c: Context, content: string, title = "unauthorized"): Response {
+  return json(c, preBusinessError(401, title, content), 401);
 }
 
 /** Access-token check for every authenticated route (spec §5.1, §5.3). */
@@ -29,10 +33,12 @@ export function requireUser(services: Services): MiddlewareHandler<AppEnv> {
     if (!token) return unauthorized(c, "missing bearer token");
     const claims = await services.tokens.verify(token, "access");
     if (!claims.ok) return unauthorized(c, claims.error.msg);
-    // A deleted account's tokens die with it (account logout, docs/auth.md). The same batched check with a short
-    // memory of live accounts as the WebSocket handshake (docs/websocket.md): deletions drop it on every node.
-    if (!(await services.accounts.liveness.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
-    c.set("user", { userId: claims.value.userId, deviceId: claims.value.deviceId });
+    // Deleted, suspended, signed out: refused (docs/auth.md "Revocation"). The same batched check with a short
+    // memory of live sessions as the WebSocket handshake (docs/websocket.md); revocations drop it on every node.
+    const { userId, deviceId, gen } = claims.value;
+    const verdict = await services.accounts.liveness.check(userId, deviceId, gen);
+    if (verdict !== "ok") return unauthorized(c, VERDICT_REFUSAL[verdict][1], VERDICT_REFUSAL[verdict][0]);
+    c.set("user", { userId, deviceId, gen });
     await next();
   });
 }

@@ -9,7 +9,6 @@
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { stringifyJson } from "../protocol/json.ts";
 import { body, input, query } from "./params.ts";
 
 export interface RouteDoc {
@@ -56,6 +55,12 @@ export function secured<M extends MiddlewareHandler<any>>(kind: Security, mw: M)
 const SECURITY_SCHEMES = {
   bearer: { type: "http", scheme: "bearer", bearerFormat: "JWT", description: "Access token (docs/auth.md)" },
   adminCookie: { type: "apiKey", in: "cookie", name: "ibis_admin", description: "Admin console session (docs/auth.md)" },
+  signature: {
+    type: "apiKey",
+    in: "header",
+    name: "X-Ibis-Signature",
+    description: "HMAC-SHA256 request signature with X-Ibis-App, X-Ibis-Timestamp and X-Ibis-Nonce (docs/operations.md)",
+  },
 } as const;
 
 const ENVELOPE = {
@@ -75,12 +80,18 @@ const jsonSchema = (s: z.ZodType) => {
   return rest;
 };
 
+const operationNeedsAuth = (kind: Security | undefined, signed: string | undefined, path: string) =>
+  kind !== undefined || (signed !== undefined && path.startsWith(signed));
+
 /** `/api/v1/friend/*` style middleware paths as a test on a route path. */
 const covers = (pattern: string, path: string) =>
   pattern === path || (pattern.endsWith("*") && path.startsWith(pattern.slice(0, -1)));
 
-/** The document for `app` as it is now (call after every route is registered). */
-export function openApiDocument(app: Hono<any>, info: { title: string; version: string }): Record<string, unknown> {
+/**
+ * The document for `app` as it is now (call after every route is registered).
+ * `signed`: the path prefix IBIS_API_SIGNATURE covers, when it is on.
+ */
+export function openApiDocument(app: Hono<any>, info: { title: string; version: string }, signed?: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const guards = app.routes.filter((r) => security.has(r.handler));
   const ops = new Map<string, { method: string; path: string; handlers: Function[] }>();
@@ -116,13 +127,16 @@ export function openApiDocument(app: Hono<any>, info: { title: string; version: 
           description: "Envelope (also carries 9xx business codes with HTTP 200)",
           content: { "application/json": { schema: { $ref: "#/components/schemas/Envelope" } } },
         },
-        ...(kind ? { "401": { description: "Not authenticated (top-level {code, payload: {title, content}, server_ts})" } } : {}),
+        ...(operationNeedsAuth(kind, signed, path) ? { "401": { description: "Not authenticated (top-level {code, payload: {title, content}, server_ts})" } } : {}),
       },
     };
     if (doc.body) {
       operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(doc.body) } } };
     }
-    if (kind) operation.security = [{ [kind]: [] }];
+    const requirement: Record<string, []> = {};
+    if (kind) requirement[kind] = [];
+    if (signed && path.startsWith(signed)) requirement.signature = [];
+    if (Object.keys(requirement).length) operation.security = [requirement];
     (paths[path.replace(/:(\w+)/g, "{$1}")] ??= {})[method.toLowerCase()] = operation;
   }
   return {
@@ -142,12 +156,14 @@ export function referencePage(doc: Record<string, unknown>): string {
     .sort(([a], [b]) => a.localeCompare(b))
     .flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => {
-        const params = (op.parameters as { name: string; in: string; required: boolean }[])
-          .map((p) => `<code>${esc(p.name)}</code>${p.required ? "*" : ""} <small>(${p.in})</small>`)
-          .join(", ");
-        const reqBody = op.requestBody ? `<pre>${esc(stringifyJson(op.requestBody.content["application/json"].schema))}</pre>` : "";
-        const auth = op.security ? Object.keys(op.security[0])[0] : "public";
-        return `<tr><td><b>${method.toUpperCase()}</b></td><td><code>${esc(path)}</code></td><td>${esc(String(op.summary))}</td><td>${auth}</td><td>${params}${reqBody}</td></tr>`;
+        const field = (name: string, required: boolean, where: string, s: { type?: unknown; description?: string }) =>
+          `<code>${esc(name)}</code>${required ? "*" : ""} <small>${esc([where, s.type, s.description].filter(Boolean).join(", "))}</small>`;
+        const params = (op.parameters as { name: string; in: string; required: boolean; schema: object }[]).map((p) => field(p.name, p.required, p.in, p.schema));
+        const body = op.requestBody?.content["application/json"].schema as { properties?: Record<string, object>; required?: string[] } | undefined;
+        const fields = Object.entries(body?.properties ?? {}).map(([name, s]) => field(name, body!.required?.includes(name) ?? false, "body", s));
+        const input = [...params, ...fields].join("<br>");
+        const auth = op.security ? Object.keys(op.security[0]).join(" + ") : "public";
+        return `<tr><td><b>${method.toUpperCase()}</b></td><td><code>${esc(path)}</code></td><td>${esc(String(op.summary))}</td><td>${auth}</td><td>${input}</td></tr>`;
       }),
     );
   const info = doc.info as { title: string; version: string };

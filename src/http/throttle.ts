@@ -28,11 +28,14 @@ export function perIpThrottle(services: Services, perMinute: number): Middleware
  * Counted per node, like the message throttle (docs/http.md).
  */
 export function perUserThrottle(services: Services, perMinute: number, what: string): MiddlewareHandler<AppEnv> {
+  return perKeyThrottle(services, perMinute, what, (c: Context<AppEnv>) => String(currentUser(c).userId));
+}
+
+/** `perMinute` calls per key from `keyOf` (a user, an admin) for `what`; IBIS_THROTTLE_OFF lifts it. */
+export function perKeyThrottle<C extends Context>(services: Services, perMinute: number, what: string, keyOf: (c: C) => string): MiddlewareHandler {
   const limiter = new WindowLimiter(perMinute, 60_000, services.now, services.config.throttleOff);
   return async (c, next) => {
-    if (!limiter.take(String(currentUser(c).userId))) {
-      return failureResponse(c, { kind: "rate_limited", msg: `too many ${what}, try again in a minute` });
-    }
+    if (!limiter.take(keyOf(c as C))) return failureResponse(c, { kind: "rate_limited", msg: `too many ${what}, try again in a minute` });
     await next();
   };
 }

@@ -22,6 +22,12 @@ export const CloseCode = {
   UnsupportedProtocol: 4102,
   /** Another connection of the same user and device took over (after S2C logged_another_device). */
   Replaced: 4103,
+  /** The device was signed out (logout, remote sign-out from another device, a reused refresh token): log in again. */
+  SignedOut: 4104,
+  /** An admin suspended the account (after S2C device_force_offline): login is refused until unsuspended. */
+  Suspended: 4105,
+  /** The account was deleted (its logout grace period ran out). */
+  AccountDeleted: 4106,
 } as const;
 
 export type CloseCodeValue = (typeof CloseCode)[keyof typeof CloseCode];

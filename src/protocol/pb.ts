@@ -82,7 +82,8 @@ const DIGITS = /^\d+$/;
 
 // One writer reused across calls (encoding is synchronous); dropped after a
 // large message so its grown buffer is not kept for the process lifetime.
-let writer = new BinaryWriter();
+// Pure: a bundle that only decodes (the browser SDK) drops the writer.
+let writer = /* @__PURE__ */ new BinaryWriter();
 const WRITER_KEEP_MAX = 1024 * 1024;
 
 function sint64(v: bigint, name: string): bigint {

@@ -20,6 +20,10 @@ export interface ConnIdentity {
   readonly deviceType: string;
   /** Access-token expiry, ms. */
   readonly expiresAt: number;
+  /** The device session the token belongs to (its `did`: this device, or "" for a device-less token). */
+  readonly sessionDeviceId: string;
+  /** The token's session generation (docs/auth.md "Revocation"). */
+  readonly gen: number;
 }
 
 /** Connections with gathered frames, flushed together at the next microtask checkpoint. */
@@ -58,6 +62,9 @@ export class Conn implements Session {
   readonly deviceType: string;
   /** Current access-token expiry, ms (moved by a refresh). */
   expiresAt: number;
+  /** Device session of the token (its `did`), and the token's generation: what a session cut matches (cut.ts). */
+  readonly sessionDeviceId: string;
+  gen: number;
   /** Next time the expiry sweep acts on this connection. */
   deadline: number;
   /** Position in the expiry heap (-1: not in it). */
@@ -86,6 +93,8 @@ export class Conn implements Session {
     this.deviceId = id.deviceId;
     this.deviceType = id.deviceType;
     this.expiresAt = this.deadline = id.expiresAt;
+    this.sessionDeviceId = id.sessionDeviceId;
+    this.gen = id.gen;
   }
 
   /** Encodes for this connection's sub-protocol (once per Outbound and encoding) and sends. */

@@ -5,6 +5,7 @@
  * `refresh_token` message (docs/websocket.md); else it is closed with 4101.
  * One min-heap of connection deadlines per node, swept by one timer; no per-socket timer.
  */
+import { VERDICT_REFUSAL, type SessionVerdict } from "../domain/auth/liveness.ts";
 import type { TokenService } from "../domain/auth/tokens.ts";
 import { CloseCode } from "./close-codes.ts";
 import type { Conn } from "./conn.ts";
@@ -129,14 +130,24 @@ export class ExpiryWatch {
    * A fresh access token presented on `conn`: it must be an access token of
    * the same user, for the same device when it names one. Moves the expiry.
    */
-  async refresh(conn: Conn, token: unknown, tokens: TokenService): Promise<{ ok: true; expiresAt: number } | { ok: false; msg: string }> {
+  async refresh(
+    conn: Conn,
+    token: unknown,
+    tokens: TokenService,
+    check: (userId: bigint, sessionDeviceId: string, gen: number) => Promise<SessionVerdict>,
+  ): Promise<{ ok: true; expiresAt: number } | { ok: false; msg: string }> {
     if (typeof token !== "string" || token === "") return { ok: false, msg: "payload.token missing" };
     const claims = await tokens.verify(token, "access");
     if (!claims.ok) return { ok: false, msg: claims.error.msg };
     const c = claims.value;
     if (c.userId !== conn.userId) return { ok: false, msg: "token belongs to another user" };
     if (c.deviceId !== "" && c.deviceId !== conn.deviceId) return { ok: false, msg: "device id does not match the token" };
+    // Same session only: a socket does not move to another session's tokens (a cut matches it by its session).
+    if (c.deviceId !== conn.sessionDeviceId) return { ok: false, msg: "token of another session" };
+    const verdict = await check(c.userId, c.deviceId, c.gen);
+    if (verdict !== "ok") return { ok: false, msg: VERDICT_REFUSAL[verdict][1] };
     if (conn.closing) return { ok: false, msg: "connection closed" };
+    conn.gen = c.gen;
     conn.expiresAt = conn.deadline = c.expiresAt;
     conn.refreshing = false;
     this.track(conn);

@@ -4,6 +4,7 @@
  * device may come as `?token=&did=&dtype=` instead (docs/websocket.md).
  */
 import { bearer } from "../http/auth.ts";
+import { VERDICT_REFUSAL, type SessionVerdict } from "../domain/auth/liveness.ts";
 import type { TokenService } from "../domain/auth/tokens.ts";
 import type { ConnIdentity } from "./conn.ts";
 import type { WindowCounter } from "./throttle.ts";
@@ -63,8 +64,8 @@ export async function authenticate(
   tokens: TokenService,
   throttles: HandshakeThrottles,
   now: number,
-  /** Whether the account still exists (a deleted account's unexpired token is refused, as on REST). */
-  isActive: (userId: bigint) => Promise<boolean>,
+  /** The check behind every token (deleted, suspended, signed out: refused, as on REST). */
+  check: (userId: bigint, sessionDeviceId: string, gen: number) => Promise<SessionVerdict>,
 ): Promise<HandshakeResult> {
   if (!throttles.off && !throttles.perIp.hit(ip, now)) {
     return refuse(429, "rate_limited", "too many handshakes from this address");
@@ -80,11 +81,12 @@ export async function authenticate(
   if (!cred.token) return refuse(401, "unauthorized", "missing access token");
   const claims = tokens.verifySync(cred.token, "access");
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
-  const { userId, deviceId: claimed, expiresAt } = claims.value;
+  const { userId, deviceId: claimed, expiresAt, gen } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
-  if (!(await isActive(userId))) return refuse(401, "unauthorized", "account does not exist");
+  const verdict = await check(userId, claimed, gen);
+  if (verdict !== "ok") return refuse(401, ...VERDICT_REFUSAL[verdict]);
   if (!throttles.off && !throttles.perDevice.hit(`${userId}:${cred.deviceId}`, now)) {
     return refuse(429, "rate_limited", "too many handshakes for this device");
   }
-  return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt } };
+  return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt, sessionDeviceId: claimed, gen } };
 }

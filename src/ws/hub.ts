@@ -45,6 +45,15 @@ export class Hub implements SessionRegistry {
     return this.#users.get(userId)?.find((s) => s.deviceId === deviceId);
   }
 
+  /** Users with at least one session here. */
+  users(): IterableIterator<bigint> {
+    return this.#users.keys();
+  }
+
+  get userCount(): number {
+    return this.#users.size;
+  }
+
   /** Open sessions on this node. */
   get size(): number {
     return this.#count;

@@ -5,6 +5,7 @@
  * Decisions and close codes: docs/websocket.md.
  */
 import type { Server, WebSocketHandler } from "bun";
+import type { SessionsEntry } from "../bus/bus.ts";
 import type { DeliveryEngine, Notifier, Session, SessionRegistry } from "../delivery/ports.ts";
 import { metrics } from "../metrics/index.ts";
 import type { Services } from "../services.ts";
@@ -43,8 +44,17 @@ export interface WsTransport extends TransportPorts {
   sweep(): void;
   /** Sends the next svc.v2 heartbeat ping now; returns its Seq. */
   heartbeat(): number;
+  /** This node's online users, and one S2C (not stored) to every session of a user: channel pushes. */
+  readonly local: {
+    users(): IterableIterator<bigint>;
+    readonly userCount: number;
+    online(userId: bigint): boolean;
+    push(userId: bigint, action: string, payload: Record<string, unknown>): number;
+  };
   /** Stops the timers and closes every socket (shutdown). */
   closeAll(code: number, reason: string): void;
+  /** A bus `sessions` entry (from any node, this one included): tell the matching sessions here, close them if asked. */
+  act(entry: SessionsEntry): void;
 }
 
 const HANDSHAKE_DEVICE_WINDOW_MS = 10_000;
@@ -52,7 +62,7 @@ const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
-  const liveness = (id: bigint) => services.accounts.liveness.isActive(id);
+  const check = (id: bigint, sessionDeviceId: string, gen: number) => services.accounts.liveness.check(id, sessionDeviceId, gen);
   const hub = new Hub();
   let server: Server<Conn> | undefined;
   let connSeq = 0;
@@ -60,6 +70,10 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   const tell: Notifier["tell"] = (session: Session, action, payload, inReplyTo) => {
     session.send(s2cNotice(ids, now(), session.userId, action, payload, inReplyTo));
   };
+  const matches = (e: SessionsEntry, c: Conn) =>
+    (e.sessionDeviceId === undefined || c.sessionDeviceId === e.sessionDeviceId) &&
+    (e.belowGen === undefined || c.gen < e.belowGen) &&
+    (e.deviceType === undefined || c.deviceType === e.deviceType);
   const engine = typeof engineSource === "function" ? engineSource({ registry: hub, tell }) : engineSource;
 
   const ctx: ConnContext = {
@@ -92,7 +106,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
     refresh(conn, raw) {
       const id = typeof raw.id === "string" ? raw.id : undefined;
       const token = typeof raw.payload === "object" && raw.payload !== null ? (raw.payload as { token?: unknown }).token : undefined;
-      expiry.refresh(conn, token, tokens).then(
+      expiry.refresh(conn, token, tokens, check).then(
         (r) =>
           r.ok
             ? tell(conn, "token_refreshed", { expires_at: r.expiresAt }, id)
@@ -127,6 +141,21 @@ export function createWsTransport(services: Services, engineSource: EngineSource
   return {
     registry: hub,
     tell,
+    local: {
+      users: () => hub.users(),
+      get userCount() {
+        return hub.userCount;
+      },
+      online: (userId) => hub.sessionsOf(userId).length > 0,
+      push(userId, action, payload) {
+        const sessions = hub.sessionsOf(userId);
+        if (sessions.length === 0) return 0;
+        // One notice per user, encoded once per sub-protocol across its devices.
+        const out = s2cNotice(ids, now(), userId, action, payload);
+        for (const s of sessions) s.send(out);
+        return sessions.length;
+      },
+    },
     engine,
     sweep,
     heartbeat: () => heartbeat.beat(server),
@@ -136,7 +165,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, ip, tokens, throttles, now(), liveness);
+        auth = await authenticate(req, ip, tokens, throttles, now(), check);
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");
@@ -210,6 +239,15 @@ export function createWsTransport(services: Services, engineSource: EngineSource
         metrics.wsClosed(conn.proto);
         engine.onClose(conn);
       },
+    },
+
+    act(entry) {
+      const conns = entry.userId === undefined ? [...hub.all()] : (hub.sessionsOf(entry.userId) as readonly Conn[]);
+      for (const conn of conns) {
+        if (conn.closing || !matches(entry, conn)) continue;
+        tell(conn, entry.action, entry.payload);
+        if (entry.close) conn.close(entry.close.code, entry.close.reason);
+      }
     },
 
     closeAll(code, reason) {

@@ -23,10 +23,14 @@ export function s2cNotice(
   now: number,
   to: bigint,
   action: string,
-  payload: Record<string, unknown>,
+  /** An object, or its JSON text already encoded (one encoding for a notice told to many sessions). */
+  payload: Record<string, unknown> | string,
   inReplyTo?: string,
 ): Outbound {
-  const msg: ImMessage = { id: messageId("S2C", ids, now), type: "S2C", from: null, to, payload, action, server_ts: now };
+  const msg: ImMessage =
+    typeof payload === "string"
+      ? { id: messageId("S2C", ids, now), type: "S2C", from: null, to, payload: undefined, payloadJson: payload, action, server_ts: now }
+      : { id: messageId("S2C", ids, now), type: "S2C", from: null, to, payload, action, server_ts: now };
   if (inReplyTo !== undefined) msg.in_reply_to = inReplyTo;
   return new Outbound(msg);
 }

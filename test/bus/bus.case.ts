@@ -106,6 +106,44 @@ export function runBusSuite(name: string, make: () => Promise<BusFixture>): void
       expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
     });
 
+    test("channel entries cross intact: payload text byte for byte, user lists exact", async () => {
+      const a = await started(1);
+      const b = await started(2);
+      const sent: BusEntry[] = [
+        { kind: "channel", channelId: BIG, action: "channel_unread_count" },
+        { kind: "channel", channelId: BIG + 1n, action: "channel_unread_count", userIds: [BIG + 2n] },
+        {
+          kind: "channel",
+          channelId: BIG + 3n,
+          action: "channel_message_edited",
+          payload: `{"channel_id":${BIG + 3n},"content":"é \\n 你好","edited_at":"2026-11-25T07:57:35.123456Z"}`,
+        },
+      ];
+      for (const e of sent) a.bus.send(2, e);
+      await b.got.waitFor(sent.length);
+      expect(b.got.got).toEqual(sent.map((entry) => ({ entry, from: 1 })));
+    });
+
+    test("sessions entries cross intact, with and without their optional selectors", async () => {
+      const a = await started(1);
+      const b = await started(2);
+      const sent: BusEntry[] = [
+        {
+          kind: "sessions",
+          userId: BIG,
+          sessionDeviceId: "phone,1 é",
+          belowGen: 7,
+          action: "device_force_offline",
+          payload: '{"reason":"signed_out","user_id":' + BIG + "}",
+          close: { code: 4104, reason: "signed_out" },
+        },
+        { kind: "sessions", deviceType: "ios", action: "app_upgrade", payload: '{"min_version":"2.0"}' },
+      ];
+      for (const e of sent) b.bus.send(1, e);
+      await a.got.waitFor(sent.length);
+      expect(a.got.got).toEqual(sent.map((entry) => ({ entry, from: 2 })));
+    });
+
     test("entries from one node arrive in the order sent", async () => {
       const a = await started(1);
       const b = await started(2);

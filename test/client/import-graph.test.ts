@@ -84,6 +84,14 @@ describe("SDK import graph", () => {
     expect(bad).toEqual([]);
   });
 
+  test("the chat page (web/) reaches the server only through the published SDK", () => {
+    const page = reachable(["web/app.ts"]);
+    const direct = new Set(specifiers(resolve(ROOT, "web/app.ts")).filter((s) => s.startsWith(".")));
+    expect([...direct]).toEqual(["../src/client/sdk.ts"]);
+    expect([...page.files].filter((f) => f !== "web/app.ts" && !SDK_FLOOR.test(f)).map((f) => chain(page.edges, f))).toEqual([]);
+    expect(page.files.has("src/client/connection.ts")).toBe(false); // no protobuf encoder in the page bundle
+  });
+
   test("src/model imports nothing outside itself", () => {
     const model = reachable(tsFiles("src/model"));
     expect([...model.files].filter((f) => !f.startsWith("src/model/"))).toEqual([]);

@@ -1,41 +1,26 @@
 /** Two nodes on one PostgreSQL database and one Redis: fan-out across nodes, acks, takeover. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { IbisConnection } from "../../src/client/index.ts";
-import { testConfig } from "../../src/config/index.ts";
 import { users } from "../../src/db/schema/index.ts";
-import { startIbis, type IbisNode } from "../../src/node.ts";
-import { connect, dropPrefix, sharedRedisUrl, uniquePrefix } from "../bus/redis-fixture.ts";
-import { freshStore, type TestStore } from "../support/stores.ts";
+import type { IbisNode } from "../../src/node.ts";
+import { startTwoNodes, type TwoNodes } from "../support/cluster.ts";
 import { c2c } from "../support/ws.ts";
+import { newMessageId } from "../../src/client/index.ts";
+import { sql } from "drizzle-orm";
+import { api } from "../support/node.ts";
+import { openStore, rowsOf } from "../../src/db/store.ts";
 
 describe("delivery across two nodes [postgres + redis]", () => {
-  let ts: TestStore;
+  let nodes: TwoNodes;
   let a: IbisNode, b: IbisNode;
   const ALICE = 310000000000000001n;
   const BOB = 310000000000000002n;
-  const prefix = uniquePrefix();
   beforeAll(async () => {
-    ts = await freshStore("postgres");
-    const config = testConfig({
-      redisUrl: sharedRedisUrl(),
-      redisPrefix: prefix,
-      nodeId: undefined,
-      allowStrangers: true,
-      throttleOff: true,
-      heartbeatInterval: 60_000,
-    });
-    a = await startIbis(config, { store: ts.store });
-    b = await startIbis(config, { store: ts.store });
-    await ts.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
+    nodes = await startTwoNodes("postgres", { allowStrangers: true, throttleOff: true });
+    ({ a, b } = nodes);
+    await nodes.store.store.db.insert(users).values([ALICE, BOB].map((id) => ({ id, account: `u${id}`, passwordHash: "x" })));
   });
-  afterAll(async () => {
-    await a.stop();
-    await b.stop();
-    await ts.dispose();
-    const redis = await connect();
-    await dropPrefix(redis, prefix);
-    redis.disconnect();
-  });
+  afterAll(() => nodes.stop());
   const open = async (node: IbisNode, user: bigint, did: string) => {
     const { token } = await node.services.tokens.pair(user, did);
     return IbisConnection.open({ url: node.url, token, deviceId: did, protocols: ["svc.v2"] });
@@ -71,5 +56,39 @@ describe("delivery across two nodes [postgres + redis]", () => {
     expect(await old.nextAction("logged_another_device")).toMatchObject({ type: "S2C" });
     expect((await old.closed).code).toBe(4103);
     await fresh.close();
+  });
+
+  test("a cursor advanced on node 2 is what node 1's offline pull honours, before and after it is written", async () => {
+    const made = await a.social.groups.create(ALICE, [BOB], "g");
+    if (!made.ok) throw new Error(made.error.msg);
+    const gid = made.value.group.group_id as bigint;
+    const a1 = await open(a, ALICE, "a1");
+    const b5 = await open(b, BOB, "b5");
+    const list = [0, 1, 2].map((i) => ({ id: newMessageId("C2G"), type: "C2G", from: ALICE, to: gid, msg_type: "text", payload: { text: `g${i}` }, server_ts: 0 }));
+    for (const m of list) {
+      a1.send(m);
+      await a1.nextMessage((x) => x.in_reply_to === m.id && x.type === "C2G_SERVER_ACK");
+      await b5.nextMessage((x) => x.id === m.id && x.type === "C2G");
+    }
+    const { token } = await a.services.tokens.pair(BOB, "b5");
+    const pullOnA = async () =>
+      (await api(a, "GET", "/api/v1/msg/offline", { token })).body.payload.list.filter((x: { type: string }) => x.type === "C2G").map((x: { id: string }) => x.id);
+    const locker = await openStore({ url: nodes.store.url, poolSize: 1, migrate: false });
+    try {
+      // b5's cursor row is locked: its write waits (reads do not), so node 1 can learn of the acks only through Redis.
+      await locker.db.transaction(async (tx) => {
+        const held = await tx.execute(sql`select 1 from timeline_cursor where user_id = ${BOB} and device_id = 'b5' and conv_id = ${gid} for update`);
+        expect(rowsOf(held)).toHaveLength(1);
+        b5.ack({ type: "C2G", msgId: list[0]!.id }, "frame");
+        b5.ack({ type: "C2G", msgId: list[2]!.id }, "text");
+        for (const m of [list[0]!, list[2]!]) await b5.nextMessage((x) => x.type === "CLIENT_ACK_CONFIRM" && x.id === m.id);
+        expect(await pullOnA()).toEqual([list[1]!.id]);
+      });
+      await b.services.delivery!.flush();
+      expect(await pullOnA()).toEqual([list[1]!.id]);
+    } finally {
+      await locker.close();
+    }
+    for (const c of [a1, b5]) await c.close();
   });
 });

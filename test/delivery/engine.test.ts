@@ -1,10 +1,10 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
-import { deliveryMarks, inbox, messages, userDevices } from "../../src/db/schema/index.ts";
+import { deliveryMarks, inbox, messages, timeline, userDevices } from "../../src/db/schema/index.ts";
 import { openStore, rowsOf } from "../../src/db/store.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { freshPostgresDatabase, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
-import { deliveryOn, uplink, type Rig, type TestSession } from "./harness.ts";
+import { DELIVERY_TABLES, deliveryOn, uplink, type Rig, type TestSession } from "./harness.ts";
 
 const ALICE = 300000000000000001n;
 const BOB = 300000000000000002n;
@@ -22,10 +22,10 @@ for (const kind of storeKinds()) {
     });
     afterAll(() => ts.dispose());
     beforeEach(async () => {
-      await ts.store.db.execute(sql`truncate messages, inbox, delivery_mark, delivery_device`);
+      await ts.store.db.execute(sql.raw(`truncate ${DELIVERY_TABLES}`));
       rig = deliveryOn(ts.store);
       rig.social.befriend(ALICE, BOB).befriend(ALICE, CAROL);
-      rig.social.groups.set(GROUP, [ALICE, BOB, CAROL]);
+      await rig.group(GROUP, [ALICE, BOB, CAROL]);
     });
     afterEach(() => rig.delivery.stop());
 
@@ -89,8 +89,9 @@ for (const kind of storeKinds()) {
       const [row] = await rows(m.id as string);
       expect(rig.social.afterGroup).toHaveLength(1);
       expect(rig.social.afterGroup[0]).toMatchObject({ groupId: GROUP, serverId: row!.id });
-      const box = await ts.store.db.select().from(inbox).where(eq(inbox.messageId, row!.id));
-      expect(box).toHaveLength(3);
+      // One stored row and one timeline entry, whatever the group's size; no inbox rows.
+      expect(await ts.store.db.select().from(inbox).where(eq(inbox.messageId, row!.id))).toHaveLength(0);
+      expect(await ts.store.db.select().from(timeline).where(eq(timeline.messageId, row!.id))).toEqual([{ messageId: row!.id, convId: GROUP, seq: 1n }]);
     });
 
     test("SERVER_ACK is sent only once the row is committed", async () => {
@@ -350,7 +351,7 @@ for (const kind of storeKinds()) {
         [uplink("C2S", ALICE, 4242n), "permission_denied"],
         [uplink("C2C", ALICE, BOB, { msg_type: "nope" }), "invalid_message"],
       ];
-      rig.social.groups.set(400000000000000003n, [BOB]);
+      await rig.group(400000000000000003n, [BOB]);
       cases.push([uplink("C2G", ALICE, 400000000000000003n), "not_group_member"]);
       for (const [m, action] of cases) {
         a1.clear();

@@ -11,6 +11,7 @@ import type { Store } from "../../src/db/store.ts";
 import type { MarkShare } from "../../src/delivery/marks.ts";
 import { fail, ok, type Result } from "../../src/domain/errors.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
+import { openSpans } from "../../src/delivery/membership.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Services } from "../../src/services.ts";
 
@@ -119,13 +120,14 @@ export function testServices(store: Store, clock: FakeClock, overrides: Partial<
   return {
     ...(marks ? { marks } : {}),
     config: testConfig({ nodeId: 1, ...overrides }),
-    log: createLogger("silent"),
+    log: createLogger((process.env.TEST_LOG as "silent") ?? "silent"),
     store,
     ids: new IdGenerator(1, clock.now),
     nodeId: 1,
     secrets: undefined as never,
     tokens: undefined as never,
     accounts: undefined as never,
+    sessions: undefined as never,
     loginRsa: undefined,
     now: clock.now,
     bus: undefined as never,
@@ -136,6 +138,8 @@ export function testServices(store: Store, clock: FakeClock, overrides: Partial<
 
 export interface Rig {
   readonly delivery: Delivery;
+  /** A group of `members` in the social graph and in the timeline spans (joined now). */
+  group(gid: bigint, members: bigint[]): Promise<void>;
   readonly sessions: TestSessions;
   readonly social: TestSocial;
   readonly clock: FakeClock;
@@ -162,8 +166,19 @@ export function deliveryOn(store: Store, overrides: Partial<Config> = {}, marks?
       delivery.core.wheel.advance();
     },
     settle: () => delivery.flush(),
+    group: (gid, members) => joinGroup(store, social, gid, members),
   };
 }
+
+/** `members` (join now) of group `gid`: in the stand-in social graph and in the timeline spans, as the real graph does. */
+export async function joinGroup(store: Store, social: TestSocial, gid: bigint, members: bigint[]): Promise<void> {
+  const before = social.groups.get(gid) ?? [];
+  social.groups.set(gid, [...new Set([...before, ...members])]);
+  await openSpans(store.db, gid, members.filter((m) => !before.includes(m)));
+}
+
+/** Every delivery table, emptied between tests that share a store. */
+export const DELIVERY_TABLES = "messages, inbox, delivery_mark, delivery_device, timeline, timeline_head, timeline_member, timeline_cursor";
 
 let seq = 0;
 /** A well-formed uplink message. */

@@ -3,7 +3,7 @@ import { userDevices, users } from "../../src/db/schema/index.ts";
 import type { Delivery } from "../../src/delivery/index.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
-import { TestSessions, TestSocial, uplink } from "./harness.ts";
+import { joinGroup, TestSessions, TestSocial, uplink } from "./harness.ts";
 
 const ALICE = 300000000000000001n;
 const BOB = 300000000000000002n;
@@ -16,7 +16,6 @@ for (const kind of storeKinds()) {
     let delivery: Delivery;
     const sessions = new TestSessions();
     const social = new TestSocial().befriend(ALICE, BOB).befriend(ALICE, CAROL);
-    social.groups.set(GROUP, [ALICE, BOB]);
     const tokens = new Map<string, string>();
     const token = async (user: bigint, device: string) => {
       const key = `${user}/${device}`;
@@ -34,6 +33,7 @@ for (const kind of storeKinds()) {
       node = await startTestNode(kind, {}, { delivery: { sessions, social } });
       delivery = node.services.delivery!;
       sessions.delivery = delivery;
+      await joinGroup(node.services.store, social, GROUP, [ALICE, BOB]);
       // Tokens are honoured only for existing accounts.
       await node.services.store.db
         .insert(users)

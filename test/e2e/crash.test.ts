@@ -51,22 +51,25 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
+/** A fresh database for a child Ibis: a PostgreSQL database, or a PGlite DATA_DIR. */
+async function freshEnv(kind: "pglite" | "postgres"): Promise<Record<string, string>> {
+  if (kind === "postgres") {
+    const db = await freshPostgresDatabase();
+    cleanups.push(() => db.drop());
+    return { DATABASE_URL: db.url };
+  }
+  const dir = mkdtempSync(join(tmpdir(), "ibis-crash-"));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  // Seeded from the cached migrated template: the child skips initdb (seconds) and finds the schema current.
+  const seed = await openStore({ url: "", dataDir: dir, pgliteTemplate: await pgliteTemplateBlob(), migrate: false });
+  await seed.close();
+  return { DATA_DIR: dir };
+}
+
 for (const kind of storeKinds()) {
   describe(`SIGKILL after SERVER_ACK [${kind}]`, () => {
     test("the acknowledged message is in history and in the recipient's offline set after a restart", async () => {
-      let env: Record<string, string>;
-      if (kind === "postgres") {
-        const db = await freshPostgresDatabase();
-        cleanups.push(() => db.drop());
-        env = { DATABASE_URL: db.url };
-      } else {
-        const dir = mkdtempSync(join(tmpdir(), "ibis-crash-"));
-        cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
-        // Seeded from the cached migrated template: the child skips initdb (seconds) and finds the schema current.
-        const seed = await openStore({ url: "", dataDir: dir, pgliteTemplate: await pgliteTemplateBlob(), migrate: false });
-        await seed.close();
-        env = { DATA_DIR: dir };
-      }
+      const env = await freshEnv(kind);
       let { proc, node } = await start(env);
       cleanups.push(() => void proc.kill("SIGKILL"));
 
@@ -89,6 +92,34 @@ for (const kind of storeKinds()) {
       const atBob = offline.body.payload.list.filter((x: { type: string }) => x.type === "C2C");
       expect(atBob).toHaveLength(1);
       expect(atBob[0]).toMatchObject({ id: m.id, from: alice.userId, to: bob.userId, payload: { text: "survives a crash" } });
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }, 60_000);
+
+    test("killed in the middle of a group fan-out: every SERVER_ACKed group message is pulled after the restart", async () => {
+      const env = await freshEnv(kind);
+      let { proc, node } = await start(env);
+      cleanups.push(() => void proc.kill("SIGKILL"));
+      const alice = await signup(node, "alice", ["alice-phone"]);
+      const bob = await signup(node, "bob", ["bob-phone"]);
+      const made = await api(node, "POST", "/api/v1/group/add", { token: alice.tokens["alice-phone"], body: { member_uids: [bob.userId] } });
+      const gid = BigInt(made.body.payload.group.gid);
+      const phone = await connect(node, alice, "alice-phone");
+      const sent = Array.from({ length: 300 }, (_, i) => message("C2G", alice.userId, gid, { text: `m${i}` }));
+      for (const m of sent) phone.send(m);
+      const acked: string[] = [];
+      while (acked.length < 40) acked.push((await phone.nextMessage(ofType("C2G_SERVER_ACK"))).id);
+      proc.kill("SIGKILL");
+      expect(await proc.exited).not.toBe(0);
+      await phone.closed;
+
+      ({ proc, node } = await start(env));
+      const offline = await api(node, "GET", "/api/v1/msg/offline?limit=1000", { token: bob.tokens["bob-phone"] });
+      const pulled: string[] = offline.body.payload.list.filter((x: { type: string }) => x.type === "C2G").map((x: { id: string }) => x.id);
+      for (const id of acked) expect(pulled).toContain(id);
+      // What was stored keeps the sending order (one sender, one connection).
+      const order = pulled.map((id) => sent.findIndex((m) => m.id === id));
+      expect(order).toEqual([...order].sort((a, b) => a - b));
       proc.kill("SIGTERM");
       await proc.exited;
     }, 60_000);

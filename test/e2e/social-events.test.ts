@@ -70,8 +70,11 @@ for (const kind of storeKinds()) {
       const gid = BigInt(made.group.group_id);
       await everyone(devices("a1", "a2", "b1", "b2"), "group_member_join", { gid });
 
+      // Self-join is off: Carol's join is a request the owner hears of, and the owner's invitation admits her.
       await call(carol, "/api/v1/group_member/join", { gid });
-      await everyone(devices("a1", "a2", "b1", "b2", "c1"), "group_member_join", { gid, operator_uid: carol.userId });
+      await everyone(devices("a1", "a2"), "group_member_join", { gid, operator_uid: carol.userId, pending: true });
+      await call(alice, "/api/v1/group_member/join", { gid, member_uids: [carol.userId] });
+      await everyone(devices("a1", "a2", "b1", "b2", "c1"), "group_member_join", { gid, operator_uid: alice.userId });
 
       await call(bob, "/api/v1/group_member/leave", { gid });
       await everyone(devices("a1", "a2", "b1", "b2", "c1"), "group_member_leave", { gid, uid: bob.userId });

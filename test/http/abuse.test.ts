@@ -13,7 +13,7 @@ describe("REST abuse limits [pglite]", () => {
   let t = Date.now();
   let a: TestUser;
   beforeAll(async () => {
-    env = await socialEnv("pglite", { groupOpsPerMin: 4, friendRequestsPerMin: 4, restBodyMax: 64 * 1024 }, () => t);
+    env = await socialEnv("pglite", { groupOpsPerMin: 4, friendRequestsPerMin: 4, restBodyMax: 64 * 1024, groupSelfJoin: true }, () => t);
     a = await env.user("a");
   });
   afterAll(() => env.stop());

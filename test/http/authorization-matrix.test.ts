@@ -15,6 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Hono } from "hono";
+import { userDevices } from "../../src/db/schema/index.ts";
 import { stringifyJson, parseJson } from "../../src/protocol/json.ts";
 import { socialEnv, payloadOf, type SocialEnv, type TestUser } from "./social.support.ts";
 
@@ -63,6 +64,11 @@ const MATRIX: Record<string, Row> = {
   "POST /api/adm/passport/logout":        { expect: OPEN },
   // Admin console: the cookie only; a user token is no admin session.
   "GET /api/adm/admin/config/features":   { expect: [401, 401, 401, 401, 401, 0] },
+  "GET /api/adm/admin/user/page":         { args: () => ({ keyword: "owner" }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/user/suspend":     { args: (f) => ({ user_id: f.U.id }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/user/unsuspend":   { args: (f) => ({ user_id: f.U.id }), expect: [401, 401, 401, 401, 401, 0] },
+  "POST /api/adm/admin/app_upgrade":      { args: () => ({ device_type: "ios", min_version: "1.0.0" }), expect: [401, 401, 401, 401, 401, 0] },
+  "GET /api/adm/admin/audit/page":        { expect: [401, 401, 401, 401, 401, 0] },
   // The caller's own data: any signed-in user, nobody else (an admin cookie is no user).
   "GET /api/v1/agent/list":               { expect: [401, 0, 0, 0, 0, 401] },
   "GET /api/v1/conversation/mine":        { expect: [401, 0, 0, 0, 0, 401] },
@@ -73,6 +79,16 @@ const MATRIX: Record<string, Row> = {
   "POST /api/v1/mention/list":            { expect: [401, 0, 0, 0, 0, 401] },
   "POST /api/v1/mention/unread":          { expect: [401, 0, 0, 0, 0, 401] },
   "POST /api/v1/user/cancel_logout":      { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/passport/logout":         { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/profile":             { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/user/profile/update":     { args: () => ({ signature: "hello" }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/search":              { args: () => ({ keyword: "owner" }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/user/device/list":         { expect: [401, 0, 0, 0, 0, 401] },
+  // Anyone's card (stranger or friend view, docs/accounts.md).
+  "GET /api/v1/user/info":                { args: (f) => ({ user_id: f.O.id }), expect: [401, 0, 0, 0, 0, 401] },
+  // O's other device: only O may rename or sign it out (anyone else: no such device of theirs, 404).
+  "POST /api/v1/user/device/rename":      { args: (f) => ({ device_id: `phone-${f.O.id}`, name: "mine" }), expect: [401, 404, 404, 404, 0, 401] },
+  "POST /api/v1/user/device/signout":     { args: (f) => ({ device_id: `phone-${f.O.id}` }), expect: [401, 404, 404, 404, 0, 401] },
   // Naming O's account in a logout request is refused to everyone but O.
   "POST /api/v1/user/apply_logout":       { args: (f) => ({ user_id: f.O.id }), expect: [401, 403, 403, 403, 0, 401] },
   // Group G: members read, owner manages; 943 not_group_member for outsiders.
@@ -81,8 +97,9 @@ const MATRIX: Record<string, Row> = {
   "POST /api/v1/group/edit":              { args: (f) => ({ gid: f.gid, title: "renamed" }), expect: [401, 943, 943, 403, 0, 401] },
   "POST /api/v1/group_member/role":       { args: (f) => ({ gid: f.gid, user_id: f.M.id, role: "manager" }), expect: [401, 943, 943, 403, 0, 401] },
   "POST /api/v1/group/dissolve":          { args: (f) => ({ gid: f.gid }), expect: [401, 943, 943, 403, 0, 401] },
-  // Adding U: U may add itself (IBIS_GROUP_SELF_JOIN), a non-member may not add anyone, then U is in (409).
-  "POST /api/v1/group_member/join":       { args: (f) => ({ gid: f.gid, member_uids: [f.U.id] }), expect: [401, 0, 943, 409, 409, 401] },
+  // Adding U: U's own call is a request (self-join is off by default), a non-member may not add anyone, the
+  // member's invitation admits U, then U is in (409).
+  "POST /api/v1/group_member/join":       { args: (f) => ({ gid: f.gid, member_uids: [f.U.id] }), expect: [401, 0, 943, 0, 409, 401] },
   // The owner cannot leave (dissolve or hand over first).
   "POST /api/v1/group_member/leave":      { args: (f) => ({ gid: f.gid }), expect: [401, 943, 943, 0, 403, 401] },
   "POST /api/v1/mention/suggest":         { args: (f) => ({ gid: f.gid, keyword: "" }), expect: [401, 943, 943, 0, 0, 401] },
@@ -112,6 +129,48 @@ const MATRIX: Record<string, Row> = {
   "GET /api/v1/e2ee/social/shards":       { args: () => ({ key_version: 1 }), expect: [401, 0, 0, 0, 0, 401] },
   "GET /api/v1/e2ee/social/proxy_shards": { expect: [401, 0, 0, 0, 0, 401] },
   "POST /api/v1/e2ee/social/decrypt_shard": { args: () => ({ shard_id: "1" }), expect: [401, 404, 404, 404, 404, 401] },
+  // Channels: the full matrix per access tuple and channel role is test/http/channel-matrix.test.ts. Here, the
+  // caller-scoped routes are open to any signed-in user; a literal ":channel_id" is not an id (400).
+  "POST /api/v1/channel/create":          { args: () => ({ name: "c", visibility: 0, access_type: 0, join_policy: 0 }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channels/subscribed":      { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channels/managed":         { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channels/unread/summary":  { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channels/search":          { args: () => ({ keyword: "news" }), expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channels/discover":        { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channel/invitations/my":   { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channel/invitations/sent": { expect: [401, 0, 0, 0, 0, 401] },
+  "GET /api/v1/channel/orders/my":        { expect: [401, 0, 0, 0, 0, 401] },
+  "POST /api/v1/channel/invitation/accept": { args: () => ({ invitation_id: 1 }), expect: [401, 968, 968, 968, 968, 401] },
+  "POST /api/v1/channel/invitation/reject": { args: () => ({ invitation_id: 1 }), expect: [401, 968, 968, 968, 968, 401] },
+  "POST /api/v1/channel/order/pay":       { expect: [401, 963, 963, 963, 963, 401] },
+  "POST /api/v1/channel/order/cancel":    { args: () => ({ order_no: "CO1" }), expect: [401, 965, 965, 965, 965, 401] },
+  "GET /api/v1/channel/order/:order_no":  { expect: [401, 965, 965, 965, 965, 401] },
+  "GET /api/v1/channel/by_custom_id/:custom_id": { expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id":      { expect: [401, 400, 400, 400, 400, 401] },
+  "PUT /api/v1/channel/:channel_id/update": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/update": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/delete": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/subscribe": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/unsubscribe": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/message": { args: () => ({ content: "c", msg_type: "text" }), expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id/messages": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/read": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/admin": { args: (f) => ({ user_id: f.M.id, role: 2 }), expect: [401, 400, 400, 400, 400, 401] },
+  "DELETE /api/v1/channel/:channel_id/admin/:user_id": { expect: [401, 400, 400, 400, 400, 401] },
+  "PUT /api/v1/channel/:channel_id/admin/:user_id/role": { args: () => ({ role: 2 }), expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id/admins": { expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id/subscribers": { expect: [401, 400, 400, 400, 400, 401] },
+  "DELETE /api/v1/channel/:channel_id/subscriber/:user_id": { expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id/stats": { expect: [401, 400, 400, 400, 400, 401] },
+  "GET /api/v1/channel/:channel_id/stats/daily": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/message/:message_id/view": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/message/:message_id/reaction": { expect: [401, 400, 400, 400, 400, 401] },
+  "DELETE /api/v1/channel/:channel_id/message/:message_id/reaction/:reaction_type": { expect: [401, 400, 400, 400, 400, 401] },
+  "PUT /api/v1/channel/:channel_id/message/:message_id/edit": { args: () => ({ content: "c" }), expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/message/:message_id/edit": { args: () => ({ content: "c" }), expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/message/:message_id/revoke": { expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/invitation": { args: (f) => ({ invitee_uid: f.M.id }), expect: [401, 400, 400, 400, 400, 401] },
+  "POST /api/v1/channel/:channel_id/order": { expect: [401, 400, 400, 400, 400, 401] },
   // The request U → O: only O can answer it (anyone else has no request from U: 404).
   "POST /api/v1/friend/confirm":          { args: (f) => ({ from: f.U.id }), expect: [401, 404, 404, 404, 0, 401] },
   "POST /api/v1/friend/reject":           { args: (f) => ({ from: f.U.id }), expect: [401, 404, 404, 404, 0, 401] },
@@ -150,6 +209,8 @@ describe("authorisation matrix [pglite]", () => {
     const now = Date.now();
     const groupMsg = (await env.storeMessage({ chatType: "C2G", from: O.id, to: gid, payload: { text: `hi @${M.nickname}` }, serverTs: now })).clientId;
     const pairMsg = (await env.storeMessage({ chatType: "C2C", from: O.id, to: M.id, payload: { text: "hi" }, serverTs: now })).clientId;
+    // A second device of O, registered as a login with X-Device-ID would (my-devices rows: rename, sign-out).
+    await env.node.services.store.db.insert(userDevices).values({ userId: O.id, deviceId: `phone-${O.id}`, deviceType: "ios" });
     // A pending request to O from the stranger: confirm/reject by O succeed, by anyone else find nothing.
     payloadOf(await env.call(U, "POST", "/api/v1/friend/add", { to: O.id }));
     return { O, M, N, U, gid, groupMsg, pairMsg };

@@ -36,6 +36,18 @@ test("declared schemas, auth and summaries reach the document", async () => {
   expect(agents.parameters.map((p: { name: string }) => p.name)).toContain("keyword");
 });
 
+test("with IBIS_API_SIGNATURE on, /api/v1 operations also require the signature", async () => {
+  const signed = await startTestNode("pglite", { apiSignature: true, apiKeys: `ios:${"k".repeat(32)}` });
+  try {
+    const { paths } = (await api(signed, "GET", "/openapi.json")).body as Doc;
+    expect(paths["/api/v1/friend/list"]!.get.security).toEqual([{ bearer: [], signature: [] }]);
+    expect(paths["/api/v1/passport/signup"]!.post.security).toEqual([{ signature: [] }]);
+    expect(paths["/health"]!.get.security).toBeUndefined();
+  } finally {
+    await signed.stop();
+  }
+});
+
 test("/docs is an HTML reference listing the routes", async () => {
   const res = await fetch(node.url + "/docs");
   expect(res.headers.get("content-type")).toContain("text/html");

@@ -108,8 +108,10 @@ for (const kind of storeKinds()) {
       expect(renewed.ok && renewed.value.deviceId).toBe("d9");
       expect((await probe(viaHeader.body.payload.token)).body.code).toBe(0);
 
-      const viaBody = await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken } });
+      // Rotation: the new refresh token works once (body form); the one it replaced is spent.
+      const viaBody = await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken: viaHeader.body.payload.refreshtoken } });
       expect(viaBody.body.code).toBe(0);
+      expect((await probe(viaBody.body.payload.token)).body.code).toBe(0);
 
       expectPreBusiness401(await api(node, "POST", "/api/v1/passport/refreshtoken", { headers: { "Refresh-Token": token } }));
       expectPreBusiness401(await api(node, "POST", "/api/v1/passport/refreshtoken", { body: {} }));

@@ -8,7 +8,7 @@ for (const kind of storeKinds()) {
   describe(`groups and members [${kind}]`, () => {
     let env: SocialEnv;
     beforeAll(async () => {
-      env = await socialEnv(kind);
+      env = await socialEnv(kind, { groupSelfJoin: true });
     });
     afterAll(() => env.stop());
     beforeEach(() => env.notifier.clear());
@@ -221,19 +221,36 @@ for (const kind of storeKinds()) {
     });
   });
 
-  describe(`group self-join off [${kind}]`, () => {
+  describe(`group self-join off (the default) [${kind}]`, () => {
     let env: SocialEnv;
     beforeAll(async () => {
-      env = await socialEnv(kind, { groupSelfJoin: false });
+      env = await socialEnv(kind);
     });
     afterAll(() => env.stop());
 
-    test("self-join is refused, invitation still works", async () => {
+    test("a self-join is a request the owner and managers hear of; inviting the requester admits them", async () => {
       const o = await env.user();
+      const mgr = await env.user();
+      const m = await env.user();
       const u = await env.user();
-      const gid = payloadOf(await env.call(o, "POST", "/api/v1/group/add", {})).group.gid;
-      expect((await env.call(u, "POST", "/api/v1/group_member/join", { gid })).body.code).toBe(403);
-      payloadOf(await env.call(o, "POST", "/api/v1/group_member/join", { gid, member_uids: [u.id] }));
+      const gid = payloadOf(await env.call(o, "POST", "/api/v1/group/add", { member_uids: [mgr.id, m.id] })).group.gid;
+      payloadOf(await env.call(o, "POST", "/api/v1/group_member/role", { gid, user_id: mgr.id, role: "manager" }));
+      env.notifier.clear();
+      const asked = payloadOf(await env.call(u, "POST", "/api/v1/group_member/join", { gid }));
+      expect(asked).toMatchObject({ gid, status: "pending", member_list: [] });
+      const [ev] = env.notifier.of("group_member_join");
+      expect(ev!.userIds).toEqual(sorted([o.id, mgr.id]));
+      expect(ev!.payload).toMatchObject({ gid, user_ids: [u.id], pending: true });
+      // Not a member yet: group endpoints still refuse.
+      expect((await env.call(u, "GET", `/api/v1/group/detail?gid=${gid}`)).body.code).toBe(943);
+
+      env.notifier.clear();
+      payloadOf(await env.call(mgr, "POST", "/api/v1/group_member/join", { gid, member_uids: [u.id] }));
+      const [joined] = env.notifier.of("group_member_join");
+      expect(joined!.payload).toMatchObject({ user_ids: [u.id] });
+      expect(joined!.payload.pending).toBeUndefined();
+      expect(payloadOf(await env.call(u, "GET", `/api/v1/group/detail?gid=${gid}`)).group.member_count).toBe(4);
+      expect((await env.call(u, "POST", "/api/v1/group_member/join", { gid })).body.code).toBe(409);
     });
   });
 }

@@ -5,7 +5,7 @@ import { Proto } from "../../src/ws/negotiate.ts";
 
 const ctx: ConnContext = { onSlowConsumer() {} };
 let ids = 0;
-const conn = (userId: bigint, deviceId: string) => new Conn(++ids, { userId, deviceId, deviceType: "", expiresAt: 0 }, Proto.V2, ctx);
+const conn = (userId: bigint, deviceId: string) => new Conn(++ids, { userId, deviceId, deviceType: "", expiresAt: 0, sessionDeviceId: deviceId, gen: 0 }, Proto.V2, ctx);
 
 describe("Hub", () => {
   test("takeover, second device, removal", () => {

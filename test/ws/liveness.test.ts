@@ -1,16 +1,21 @@
 import { describe, expect, test } from "bun:test";
-import { AccountLiveness, type LivenessSource } from "../../src/domain/auth/liveness.ts";
+import { AccountLiveness, type LivenessSource, type SessionFact, type SessionKey } from "../../src/domain/auth/liveness.ts";
 
 /** A source whose queries the test completes by hand, recording what each asked. */
 class ManualSource implements LivenessSource {
   live = new Set<bigint>();
+  suspended = new Set<bigint>();
+  /** Session generation per "user/device" (absent: 0). */
+  gens = new Map<string, number>();
   readonly asked: bigint[][] = [];
   readonly #open: (() => void)[] = [];
   fail = false;
-  liveAmong(userIds: readonly bigint[]): Promise<ReadonlySet<bigint>> {
-    this.asked.push([...userIds]);
+  sessionsAmong(keys: readonly SessionKey[]): Promise<readonly SessionFact[]> {
+    this.asked.push(keys.map((k) => k.userId));
+    const fact = (k: SessionKey): SessionFact =>
+      !this.live.has(k.userId) ? "gone" : this.suspended.has(k.userId) ? "suspended" : (this.gens.get(`${k.userId}/${k.deviceId}`) ?? 0);
     return new Promise((resolve, reject) => {
-      this.#open.push(() => (this.fail ? reject(new Error("db down")) : resolve(new Set(userIds.filter((u) => this.live.has(u))))));
+      this.#open.push(() => (this.fail ? reject(new Error("db down")) : resolve(keys.map(fact))));
     });
   }
   /** Answers the oldest query in flight. */
@@ -20,13 +25,16 @@ class ManualSource implements LivenessSource {
   }
 }
 
-describe("handshake account check (AccountLiveness)", () => {
+/** The check of a generation-0 token of device "d": true when accepted. */
+const isActive = (l: AccountLiveness, userId: bigint) => l.check(userId, "d", 0).then((v) => v === "ok");
+
+describe("the check behind every token (AccountLiveness)", () => {
   test("handshakes arriving while a query is in flight share the next one", async () => {
     const src = new ManualSource();
     src.live = new Set([1n, 2n, 3n]);
     const l = new AccountLiveness(src, 30_000, () => 0);
-    const first = l.isActive(1n);
-    const more = [l.isActive(2n), l.isActive(3n), l.isActive(4n), l.isActive(2n)];
+    const first = isActive(l, 1n);
+    const more = [isActive(l, 2n), isActive(l, 3n), isActive(l, 4n), isActive(l, 2n)];
     expect(src.asked).toEqual([[1n]]);
     await src.answer();
     expect(await first).toBe(true);
@@ -40,21 +48,21 @@ describe("handshake account check (AccountLiveness)", () => {
     src.live = new Set([1n]);
     let now = 0;
     const l = new AccountLiveness(src, 1000, () => now);
-    const a = l.isActive(1n);
+    const a = isActive(l, 1n);
     await src.answer();
     expect(await a).toBe(true);
-    const b = l.isActive(9n);
+    const b = isActive(l, 9n);
     await src.answer();
     expect(await b).toBe(false);
     expect(l.size).toBe(1);
     now = 1500; // one rotation: still remembered
-    expect(await l.isActive(1n)).toBe(true);
-    const c = l.isActive(9n); // not remembered as missing: asked again
+    expect(await isActive(l, 1n)).toBe(true);
+    const c = isActive(l, 9n); // not remembered as missing: asked again
     expect(src.asked).toHaveLength(3);
     await src.answer();
     expect(await c).toBe(false);
     now = 2600; // second rotation: forgotten
-    const d = l.isActive(1n);
+    const d = isActive(l, 1n);
     expect(src.asked).toHaveLength(4);
     await src.answer();
     expect(await d).toBe(true);
@@ -64,12 +72,12 @@ describe("handshake account check (AccountLiveness)", () => {
     const src = new ManualSource();
     src.live = new Set([1n]);
     const l = new AccountLiveness(src, 30_000, () => 0);
-    const a = l.isActive(1n);
+    const a = isActive(l, 1n);
     await src.answer();
     expect(await a).toBe(true);
     src.live.delete(1n);
     l.forget(1n);
-    const b = l.isActive(1n);
+    const b = isActive(l, 1n);
     await src.answer();
     expect(await b).toBe(false);
   });
@@ -78,7 +86,7 @@ describe("handshake account check (AccountLiveness)", () => {
     const src = new ManualSource();
     src.live = new Set([1n]);
     const l = new AccountLiveness(src, 30_000, () => 0);
-    const a = l.isActive(1n);
+    const a = isActive(l, 1n);
     l.forget(1n);
     await src.answer();
     expect(await a).toBe(true); // read before the deletion
@@ -90,12 +98,60 @@ describe("handshake account check (AccountLiveness)", () => {
     src.live = new Set([1n]);
     src.fail = true;
     const l = new AccountLiveness(src, 30_000, () => 0);
-    const a = l.isActive(1n);
+    const a = isActive(l, 1n);
     await src.answer();
     await expect(a).rejects.toThrow(/db down/);
     src.fail = false;
-    const b = l.isActive(1n);
+    const b = isActive(l, 1n);
     await src.answer();
     expect(await b).toBe(true);
+  });
+});
+
+describe("session generations in the check", () => {
+  test("an older generation is refused from memory; a newer one reads again (the memory is behind)", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n]);
+    src.gens.set("1/phone", 2);
+    const l = new AccountLiveness(src, 30_000, () => 0);
+    const a = l.check(1n, "phone", 2);
+    await src.answer();
+    expect(await a).toBe("ok");
+    expect(await l.check(1n, "phone", 1)).toBe("revoked"); // no query
+    expect(src.asked).toHaveLength(1);
+    src.gens.set("1/phone", 3); // revoked elsewhere, invalidation not here yet; a new login's token arrives
+    const b = l.check(1n, "phone", 3);
+    expect(src.asked).toHaveLength(2);
+    await src.answer();
+    expect(await b).toBe("ok");
+    expect(await l.check(1n, "phone", 2)).toBe("revoked");
+  });
+
+  test("suspended and deleted accounts are never remembered", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n]);
+    src.suspended = new Set([1n]);
+    const l = new AccountLiveness(src, 30_000, () => 0);
+    const a = l.check(1n, "phone", 0);
+    await src.answer();
+    expect(await a).toBe("suspended");
+    expect(l.size).toBe(0);
+    src.suspended.clear();
+    const b = l.check(1n, "phone", 0);
+    await src.answer();
+    expect(await b).toBe("ok");
+  });
+
+  test("forget drops every device of the user", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n, 2n]);
+    const l = new AccountLiveness(src, 30_000, () => 0);
+    const all = [l.check(1n, "a", 0), l.check(1n, "b", 0), l.check(2n, "a", 0)];
+    await src.answer();
+    await src.answer();
+    await Promise.all(all);
+    expect(l.size).toBe(3);
+    l.forget(1n);
+    expect(l.size).toBe(1);
   });
 });

@@ -65,6 +65,20 @@ export const groupMembers = pgTable(
   (t) => [primaryKey({ columns: [t.groupId, t.userId] }), index("im_group_member_user_idx").on(t.userId, t.role)],
 );
 
+/**
+ * Requests to join a group while self-join is off (docs/social.md "Joining"): one per (group, user) until an
+ * owner or manager admits the user (by inviting them) or the request is withdrawn with the group.
+ */
+export const groupJoinRequests = pgTable(
+  "im_group_join_request",
+  {
+    groupId: id("group_id").notNull(),
+    userId: id("user_id").notNull(),
+    createdAt: ms("created_at").notNull().$defaultFn(nowMs),
+  },
+  (t) => [primaryKey({ columns: [t.groupId, t.userId] })],
+);
+
 /** Per-user server state of a conversation (§2.3): pin, and the deletion record. */
 export const conversationStates = pgTable(
   "conversation_state",

@@ -17,9 +17,17 @@ export const users = pgTable(
     updatedAt: ms("updated_at").notNull().$defaultFn(nowMs),
     /** Set when an account-logout request has run its grace period out. */
     deletedAt: ms("deleted_at"),
+    /** Set by an admin (docs/accounts.md): login refused, every token and socket cut. */
+    suspendedAt: ms("suspended_at"),
+    /** Who may find the user by search: everyone (account or nickname), account (exact account only), nobody. */
+    searchableBy: text("searchable_by").notNull().default("everyone"),
   },
   (t) => [
     uniqueIndex("users_account_uq").on(t.account),
+    // Nickname prefix search (docs/accounts.md): lower(nickname) LIKE 'prefix%' of searchable live users.
+    index("users_nickname_search_idx")
+      .on(sql`lower(${t.nickname}) text_pattern_ops`)
+      .where(sql`${t.searchableBy} = 'everyone' and ${t.deletedAt} is null`),
     index("users_account_type_idx").on(t.accountType).where(sql`${t.accountType} <> 0`),
   ],
 );
@@ -39,6 +47,8 @@ export const userDevices = pgTable(
     status: smallint("status").notNull().default(1),
     createdAt: ms("created_at").notNull().$defaultFn(nowMs),
     lastSeenAt: ms("last_seen_at").notNull().$defaultFn(nowMs),
+    /** The owner's name for the device (docs/accounts.md "My devices"); "" until renamed. */
+    name: text("name").notNull().default(""),
   },
   (t) => [primaryKey({ columns: [t.userId, t.deviceId] })],
 );

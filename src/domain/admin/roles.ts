@@ -9,6 +9,7 @@ export const PERMISSIONS = [
   "users:edit",
   "channels:view",
   "channels:edit",
+  "broadcast:send",
   "admins:manage",
 ] as const;
 
@@ -17,7 +18,7 @@ export type Role = "superadmin" | "operator" | "support";
 
 export const ROLES: Record<Role, readonly (Permission | "*")[]> = {
   superadmin: ["*"],
-  operator: ["settings:view", "settings:edit", "users:view", "users:edit", "channels:view", "channels:edit"],
+  operator: ["settings:view", "settings:edit", "users:view", "users:edit", "channels:view", "channels:edit", "broadcast:send"],
   support: ["users:view", "channels:view"],
 };
 

@@ -1,9 +1,11 @@
 import { and, eq, inArray, isNull, sql } from "drizzle-orm";
 import { userDevices, users } from "../../db/schema/index.ts";
-import type { Db } from "../../db/store.ts";
+import type { Store } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { AccountLiveness } from "./liveness.ts";
+import { DeviceSessions } from "./sessions.ts";
+import type { TokenService } from "./tokens.ts";
 import { DEFAULT_MEMORY_KIB, hashPassword, verifyOrDummy } from "./passwords.ts";
 import { checkAccount, checkNickname, checkPassword, normaliseAccount } from "./rules.ts";
 
@@ -22,25 +24,35 @@ export interface Account {
 export const BAD_CREDENTIALS = "account or password is incorrect";
 
 
+/** The answer to a suspended account's login (docs/accounts.md). */
+export const SUSPENDED = "account suspended";
+
 /**
- * How long the handshake's account check trusts an account it found live
- * (one to two of these): short beside the logout sweep's 10-minute cadence,
- * long enough that a reconnect storm reads each account once.
+ * How long the check behind every token trusts a session it found live (one
+ * to two of these): every revocation drops the entries at once on every node
+ * (bus `invalidate`), so this only bounds what a node cut off from the bus
+ * misses; long enough that a reconnect storm reads each session once.
  */
 export const LIVENESS_TTL_MS = 30_000;
 
 /** Users and their devices (spec §2.10): sign-up, login, liveness. No transport here. */
 export class Accounts {
-  /** The WebSocket handshake's account check: batched, remembered briefly (liveness.ts). */
+  /** The check behind every token (REST and handshake): batched, remembered briefly (liveness.ts). */
   readonly liveness: AccountLiveness;
+  /** Device sessions: token generations, refresh rotation, revocation (sessions.ts). */
+  readonly sessions: DeviceSessions;
+  private readonly db: Store["db"];
 
   constructor(
-    private readonly db: Db,
+    store: Store,
+    tokens: TokenService,
     private readonly ids: IdGenerator,
     private readonly now: () => number,
     private readonly passwordMemoryKib = DEFAULT_MEMORY_KIB,
   ) {
-    this.liveness = new AccountLiveness(this, LIVENESS_TTL_MS, now);
+    this.db = store.db;
+    this.sessions = new DeviceSessions(store, tokens, now);
+    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now);
   }
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {
@@ -67,31 +79,15 @@ export class Accounts {
 
   async login(input: { account: string; pwd: string }, device: Device): Promise<Result<Account>> {
     const [user] = await this.db
-      .select({ id: users.id, account: users.account, nickname: users.nickname, hash: users.passwordHash })
+      .select({ id: users.id, account: users.account, nickname: users.nickname, hash: users.passwordHash, suspendedAt: users.suspendedAt })
       .from(users)
       .where(and(eq(users.account, normaliseAccount(input.account)), isNull(users.deletedAt)));
     const good = await verifyOrDummy(input.pwd, user?.hash, this.passwordMemoryKib);
     if (!user || !good) return fail("unauthorized", BAD_CREDENTIALS);
+    // Said only to whoever knows the password: a suspension is no secret from the account's owner.
+    if (user.suspendedAt !== null) return fail("account_suspended", SUSPENDED);
     await this.touchDevice(user.id, device);
     return ok({ userId: user.id, account: user.account, nickname: user.nickname });
-  }
-
-  /** The account behind a token still exists and is not deleted. */
-  async isActive(userId: bigint): Promise<boolean> {
-    const rows = await this.db
-      .select({ id: users.id })
-      .from(users)
-      .where(and(eq(users.id, userId), isNull(users.deletedAt)));
-    return rows.length === 1;
-  }
-
-  /** Which of `userIds` exist and are not deleted, in one query. */
-  async liveAmong(userIds: readonly bigint[]): Promise<ReadonlySet<bigint>> {
-    const rows = await this.db
-      .select({ id: users.id })
-      .from(users)
-      .where(and(inArray(users.id, userIds as bigint[]), isNull(users.deletedAt)));
-    return new Set(rows.map((r) => r.id));
   }
 
   /** Registers the device (X-Device-ID) or refreshes its last-seen time; a login without one records nothing. */

@@ -1,33 +1,64 @@
 /**
- * The account check of every WebSocket handshake (docs/websocket.md, "Account
- * check"): does the account behind a valid token still exist? Answers from a
- * short-lived per-node memory of accounts found live; the others are read in
- * batches, one query in flight, the handshakes arriving meanwhile forming the
- * next batch (a lone handshake waits for nothing but its own query).
+ * The check behind every token (docs/auth.md "How tokens are verified",
+ * docs/websocket.md "Account check"): does the account still exist, is it not
+ * suspended, and is the token of its device session's current generation (not
+ * signed out, not revoked)? Answers from a short-lived per-node memory of
+ * sessions found live; the others are read in batches, one query in flight,
+ * the checks arriving meanwhile forming the next batch (a lone check waits
+ * for nothing but its own query).
  *
- * Only "live" is remembered, never "gone": a deleted account is refused at
- * once unless it connected on this node within the last `ttlMs`…`2·ttlMs`
- * and its deletion ran on another node (deletions on this node call `forget`).
+ * Only "live, generation g" is remembered, never "gone" or "suspended". Every
+ * revocation drops the user's entries at once on the node that made it
+ * (`forget`) and on the others through the bus `invalidate {kind: "user"}`
+ * entry; the TTL only bounds what a node cut off from the bus could miss.
  */
 
 import { BatchLoader } from "../../db/batch-load.ts";
 
-export interface LivenessSource {
-  /** Which of `userIds` are accounts that exist and are not deleted. */
-  liveAmong(userIds: readonly bigint[]): Promise<ReadonlySet<bigint>>;
+/** What the database says of one (user, device): the session generation while the account may sign in. */
+export type SessionFact = number | "gone" | "suspended";
+
+/** The answer for one token. */
+export type SessionVerdict = "ok" | "gone" | "suspended" | "revoked";
+
+/** Title and content of a refused token, the same on REST and at the WebSocket handshake. */
+export const VERDICT_REFUSAL: Record<Exclude<SessionVerdict, "ok">, readonly [title: string, content: string]> = {
+  gone: ["unauthorized", "account does not exist"],
+  suspended: ["account_suspended", "this account is suspended"],
+  revoked: ["unauthorized", "token revoked: sign in again"],
+};
+
+export interface SessionKey {
+  readonly userId: bigint;
+  readonly deviceId: string;
 }
 
-/** Ids per query: keeps one statement's parameter list modest in a reconnect storm. */
+export interface LivenessSource {
+  /** The fact of every key, in the order given (a missing account is "gone"). */
+  sessionsAmong(keys: readonly SessionKey[]): Promise<readonly SessionFact[]>;
+}
+
+/** Keys per query: keeps one statement's parameter list modest in a reconnect storm. */
 const BATCH_MAX = 1000;
-const LIVE = Promise.resolve(true);
+const OK: Promise<SessionVerdict> = Promise.resolve("ok");
+const REVOKED: Promise<SessionVerdict> = Promise.resolve("revoked");
+
+/** BatchLoader key: the user id (digits) first, so the first "/" splits it from the device id. */
+const keyOf = (userId: bigint, deviceId: string) => `${userId}/${deviceId}`;
+function parseKey(key: string): SessionKey {
+  const cut = key.indexOf("/");
+  return { userId: BigInt(key.slice(0, cut)), deviceId: key.slice(cut + 1) };
+}
+
+type Generation = Map<bigint, Map<string, number>>;
 
 export class AccountLiveness {
-  /** Two generations of accounts found live: an entry lives between one and two `ttlMs`. */
-  #current = new Set<bigint>();
-  #previous = new Set<bigint>();
+  /** Two generations of sessions found live (user → device → gen): an entry lives between one and two `ttlMs`. */
+  #current: Generation = new Map();
+  #previous: Generation = new Map();
   #rotatedAt: number;
-  readonly #loader: BatchLoader<bigint, boolean>;
-  /** Bumped by `forget`: a query that raced with a deletion does not refill the memory. */
+  readonly #loader: BatchLoader<string, SessionFact>;
+  /** Bumped by `forget`: a query that raced with a revocation does not refill the memory. */
   #epoch = 0;
 
   constructor(
@@ -37,44 +68,57 @@ export class AccountLiveness {
   ) {
     this.#rotatedAt = now();
     this.#loader = new BatchLoader(
-      async (ids) => {
-        const live = await source.liveAmong(ids);
-        return new Map(ids.map((id) => [id, live.has(id)]));
+      async (keys) => {
+        const facts = await source.sessionsAmong(keys.map(parseKey));
+        return new Map(keys.map((k, i) => [k, facts[i]!]));
       },
-      false,
+      "gone",
       BATCH_MAX,
     );
   }
 
-  isActive(userId: bigint): Promise<boolean> {
+  /** The verdict on a token of `userId` issued for device session `deviceId` at generation `gen`. */
+  check(userId: bigint, deviceId: string, gen: number): Promise<SessionVerdict> {
     this.#rotate();
-    if (this.#current.has(userId) || this.#previous.has(userId)) return LIVE;
+    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+    if (known === gen) return OK;
+    // An older token is revoked; a newer one means this memory is behind (a revocation's invalidation still on its way).
+    if (known !== undefined && gen < known) return REVOKED;
     const epoch = this.#epoch;
-    return this.#loader.load(userId).then((ok) => {
+    return this.#loader.load(keyOf(userId, deviceId)).then((fact) => {
+      if (typeof fact !== "number") return fact;
       this.#rotate();
-      if (ok && epoch === this.#epoch) this.#current.add(userId);
-      return ok;
+      if (epoch === this.#epoch) this.#remember(userId, deviceId, fact);
+      return fact === gen ? "ok" : "revoked";
     });
   }
 
-  /** The account was deleted (or must be read again): the next handshake asks the database. */
+  /** The account changed (deleted, suspended, a session revoked): its next check asks the database. */
   forget(userId: bigint): void {
     this.#epoch++;
     this.#current.delete(userId);
     this.#previous.delete(userId);
   }
 
-  /** Accounts remembered as live (tests, metrics). */
+  /** Sessions remembered (tests, metrics). */
   get size(): number {
-    return this.#current.size + this.#previous.size;
+    let n = 0;
+    for (const g of [this.#current, this.#previous]) for (const d of g.values()) n += d.size;
+    return n;
+  }
+
+  #remember(userId: bigint, deviceId: string, gen: number): void {
+    let devices = this.#current.get(userId);
+    if (!devices) this.#current.set(userId, (devices = new Map()));
+    devices.set(deviceId, gen);
   }
 
   #rotate(): void {
     const t = this.now();
     if (t - this.#rotatedAt < this.ttlMs) return;
     // Two windows gone by: nothing is young enough to keep.
-    this.#previous = t - this.#rotatedAt < 2 * this.ttlMs ? this.#current : new Set();
-    this.#current = new Set();
+    this.#previous = t - this.#rotatedAt < 2 * this.ttlMs ? this.#current : new Map();
+    this.#current = new Map();
     this.#rotatedAt = t;
   }
 }

@@ -12,6 +12,17 @@ export interface TokenClaims {
   readonly kind: TokenKind;
   /** Expiry, ms UTC. */
   readonly expiresAt: number;
+  /** The device session's generation at issue (docs/auth.md "Revocation"); 0 when the token carries none. */
+  readonly gen: number;
+  /** The token's id (refresh rotation compares it with the session's current one). */
+  readonly jti: string;
+}
+
+export interface TokenPair {
+  readonly token: string;
+  readonly refreshtoken: string;
+  /** The refresh token's `jti`: the session keeps it as the one refresh token still usable. */
+  readonly refreshJti: string;
 }
 
 export interface TokenSettings {
@@ -34,24 +45,25 @@ export class TokenService {
     this.#key = new TextEncoder().encode(settings.secret);
   }
 
-  async issue(userId: bigint, deviceId: string, kind: TokenKind): Promise<string> {
+  async issue(userId: bigint, deviceId: string, kind: TokenKind, gen = 0, jti: string = crypto.randomUUID()): Promise<string> {
     const iat = Math.floor(this.now() / 1000);
     const ttl = kind === "access" ? this.settings.accessTtlSec : this.settings.refreshTtlSec;
-    return new SignJWT({ did: deviceId, typ: kind })
+    return new SignJWT({ did: deviceId, typ: kind, gen })
       .setProtectedHeader({ alg: "HS256", typ: "JWT" })
       .setSubject(userId.toString())
       .setIssuedAt(iat)
       .setExpirationTime(iat + ttl)
-      .setJti(crypto.randomUUID())
+      .setJti(jti)
       .sign(this.#key);
   }
 
-  async pair(userId: bigint, deviceId: string): Promise<{ token: string; refreshtoken: string }> {
+  /** An access and a refresh token of the device session's generation `gen`. */
+  async pair(userId: bigint, deviceId: string, gen = 0, refreshJti: string = crypto.randomUUID()): Promise<TokenPair> {
     const [token, refreshtoken] = await Promise.all([
-      this.issue(userId, deviceId, "access"),
-      this.issue(userId, deviceId, "refresh"),
+      this.issue(userId, deviceId, "access", gen),
+      this.issue(userId, deviceId, "refresh", gen, refreshJti),
     ]);
-    return { token, refreshtoken };
+    return { token, refreshtoken, refreshJti };
   }
 
   /**
@@ -81,7 +93,16 @@ export class TokenService {
     if (userId === undefined || payload.typ !== kind || typeof exp !== "number" || fromFuture) {
       return fail("unauthorized", kind === "access" ? "invalid access token" : "invalid refresh token");
     }
-    return ok({ userId, deviceId: typeof payload.did === "string" ? payload.did : "", kind, expiresAt: exp * 1000 });
+    const gen = payload.gen === undefined ? 0 : payload.gen;
+    if (typeof gen !== "number" || !Number.isSafeInteger(gen) || gen < 0) return fail("unauthorized", "invalid token");
+    return ok({
+      userId,
+      deviceId: typeof payload.did === "string" ? payload.did : "",
+      kind,
+      expiresAt: exp * 1000,
+      gen,
+      jti: typeof payload.jti === "string" ? payload.jti : "",
+    });
   }
 
   /** The claims of a well-formed HS256 JWS signed with our key; undefined for anything else. */

@@ -35,8 +35,8 @@ export class CachedSocialGraph implements SocialGraph {
     return fail("not_a_friend", "you are not friends with this user");
   }
 
-  async groupMembers(userId: bigint, groupId: bigint): Promise<Result<readonly bigint[]>> {
-    const group = await this.facts.group(groupId);
+  async groupMembers(userId: bigint, groupId: bigint, opts?: { readonly fresh?: boolean }): Promise<Result<readonly bigint[]>> {
+    const group = await this.facts.group(groupId, opts?.fresh === true);
     if (!group) return fail("not_found", "group not found");
     if (!group.roles.has(userId)) return fail("not_group_member", "not a member of this group");
     return ok(group.ids);

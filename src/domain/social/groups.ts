@@ -1,5 +1,6 @@
 import { and, asc, count, desc, eq, inArray, isNull, ne, sql, type SQL } from "drizzle-orm";
-import { groupMembers, groups, users } from "../../db/schema/index.ts";
+import { groupJoinRequests, groupMembers, groups, users } from "../../db/schema/index.ts";
+import { closeSpans, openSpans } from "../../delivery/membership.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { emit, membership, type SocialContext } from "./context.ts";
 import type { GroupFacts } from "./facts.ts";
@@ -114,6 +115,7 @@ export class GroupService {
         { groupId: gid, userId: me, role: "owner", joinedAt: now },
         ...invited.map((userId) => ({ groupId: gid, userId, role: "member", joinedAt: now })),
       ]);
+      await openSpans(tx, gid, [me, ...invited]);
     });
     this.ctx.facts.invalidate({ kind: "group", groupId: gid });
     if (invited.length) await this.#announceJoin(gid, title, me, invited);
@@ -147,6 +149,8 @@ export class GroupService {
         .returning({ id: groups.id });
       if (updated.length === 0) return false;
       await tx.delete(groupMembers).where(eq(groupMembers.groupId, gid));
+      await tx.delete(groupJoinRequests).where(eq(groupJoinRequests.groupId, gid));
+      await closeSpans(tx, gid);
       return true;
     });
     if (!done) return fail("not_found", "group not found");
@@ -160,15 +164,20 @@ export class GroupService {
     return ok({ group_id: gid, gid });
   }
 
-  /** Self-join (no `memberUids`, or only the caller) or invitation by a member. */
-  async join(me: bigint, gid: bigint, memberUids: readonly bigint[]) {
+  /**
+   * Self-join (no `memberUids`, or only the caller) or invitation by a member.
+   * With self-join off (the default) a self-join is a request: the owner and
+   * managers are told (S2C group_member_join with `pending: true`) and one of
+   * them admits the requester by inviting them (docs/social.md "Joining").
+   */
+  async join(me: bigint, gid: bigint, memberUids: readonly bigint[]): Promise<Result<Record<string, unknown>>> {
     const facts = await this.ctx.facts.group(gid, true);
     if (!facts) return fail("not_found", "group not found");
     const self = memberUids.length === 0 || (memberUids.length === 1 && memberUids[0] === me);
     let joining: bigint[];
     if (self) {
       if (facts.roles.has(me)) return fail("conflict", "already a member");
-      if (!this.ctx.config.groupSelfJoin) return fail("permission_denied", "this server admits group members by invitation only");
+      if (!this.ctx.config.groupSelfJoin) return this.#request(me, gid, facts.roles);
       joining = [me];
     } else {
       const role = facts.roles.get(me);
@@ -180,14 +189,36 @@ export class GroupService {
       if (joining.length === 0) return fail("conflict", "already members");
     }
     const now = this.ctx.now();
-    await this.ctx.db
-      .insert(groupMembers)
-      .values(joining.map((userId) => ({ groupId: gid, userId, role: "member", joinedAt: now })))
-      .onConflictDoNothing();
+    await this.ctx.db.transaction(async (tx) => {
+      await tx
+        .insert(groupMembers)
+        .values(joining.map((userId) => ({ groupId: gid, userId, role: "member", joinedAt: now })))
+        .onConflictDoNothing();
+      await openSpans(tx, gid, joining);
+      await tx.delete(groupJoinRequests).where(and(eq(groupJoinRequests.groupId, gid), inArray(groupJoinRequests.userId, joining)));
+    });
     this.ctx.facts.invalidate({ kind: "group", groupId: gid });
     const row = await this.#row(gid);
     await this.#announceJoin(gid, row.title, me, joining);
     return ok({ group: groupJson(row), member_list: await this.#members(gid, inArray(groupMembers.userId, joining)) });
+  }
+
+  /** A request to join, recorded once; the owner and managers are told each time it is made. */
+  async #request(me: bigint, gid: bigint, roles: ReadonlyMap<bigint, GroupRole>): Promise<Result<Record<string, unknown>>> {
+    await this.ctx.db.insert(groupJoinRequests).values({ groupId: gid, userId: me, createdAt: this.ctx.now() }).onConflictDoNothing();
+    const admins = [...roles].filter(([, role]) => can(role, "admit")).map(([id]) => id);
+    const row = await this.#row(gid);
+    await emit(this.ctx, admins, "group_member_join", {
+      group_id: gid,
+      gid,
+      title: row.title,
+      user_ids: [me],
+      uids: [me],
+      operator_user_id: me,
+      operator_uid: me,
+      pending: true,
+    });
+    return ok({ group_id: gid, gid, status: "pending", member_list: [] });
   }
 
   async leave(me: bigint, gid: bigint) {
@@ -197,7 +228,10 @@ export class GroupService {
         ? fail("permission_denied", "the owner cannot leave; dissolve the group instead")
         : access;
     }
-    await this.ctx.db.delete(groupMembers).where(and(eq(groupMembers.groupId, gid), eq(groupMembers.userId, me)));
+    await this.ctx.db.transaction(async (tx) => {
+      await tx.delete(groupMembers).where(and(eq(groupMembers.groupId, gid), eq(groupMembers.userId, me)));
+      await closeSpans(tx, gid, [me]);
+    });
     this.ctx.facts.invalidate({ kind: "group", groupId: gid });
     await emit(this.ctx, access.value.ids, "group_member_leave", { group_id: gid, gid, user_id: me, uid: me });
     return ok({ group_id: gid, gid });

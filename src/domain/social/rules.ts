@@ -3,12 +3,14 @@
 export type GroupRole = "owner" | "manager" | "member";
 export const GROUP_ROLES: readonly GroupRole[] = ["owner", "manager", "member"];
 
-export type GroupAction = "read" | "invite" | "edit" | "set_role" | "dissolve" | "leave";
+export type GroupAction = "read" | "invite" | "admit" | "edit" | "set_role" | "dissolve" | "leave";
 
 /** Who may do what in a group. The owner cannot leave (dissolve instead), so a group always has one. */
 const ALLOWED: Record<GroupAction, readonly GroupRole[]> = {
   read: ["owner", "manager", "member"],
   invite: ["owner", "manager", "member"],
+  /** Told of requests to join (self-join off); they admit by inviting. */
+  admit: ["owner", "manager"],
   edit: ["owner", "manager"],
   set_role: ["owner"],
   dissolve: ["owner"],

@@ -1,3 +1,4 @@
+import type { Devices } from "../../domain/accounts/devices.ts";
 import { Hono } from "hono";
 import { z } from "zod";
 import type { E2ee } from "../../domain/e2ee/index.ts";
@@ -36,7 +37,7 @@ const createShards = z.object({
  * The whole area answers 403 when the feature matrix turns e2ee off; every call that stores or fans out is
  * throttled per user.
  */
-export function e2eeRoutes(services: Services, e2ee: E2ee): Hono<AppEnv> {
+export function e2eeRoutes(services: Services, e2ee: E2ee, devices?: Devices): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const enabled = featuresFromConfig(services.config.features).e2ee;
   app.use("/api/v1/e2ee/*", requireUser(services), async (c, next) => {
@@ -58,7 +59,10 @@ export function e2eeRoutes(services: Services, e2ee: E2ee): Hono<AppEnv> {
 
   app.post("/api/v1/e2ee/trust_event", throttled, async (c) => {
     const me = currentUser(c);
-    return ok(c, unwrap(await e2ee.trust.submit(me.userId, me.deviceId, input(trustEvent, await params(c)))));
+    const event = unwrap(await e2ee.trust.submit(me.userId, me.deviceId, input(trustEvent, await params(c))));
+    // A destroyed device is signed out too (docs/accounts.md): its tokens stop, its sockets close on every node.
+    if (event.method === "device_destroyed" && devices) unwrap(await devices.signOut(me.userId, me.deviceId, event.target_device_id));
+    return ok(c, event);
   });
 
   app.get("/api/v1/e2ee/social/proxy_keys", throttled, async (c) => {

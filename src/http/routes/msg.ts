@@ -71,11 +71,19 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     const user = currentUser(c);
     const q = input(HISTORY, await params(c));
     if (q.chat_type === "c2g") {
-      const member = await delivery.social.groupMembers(user.userId, q.peer_id);
-      // The same refusal as every group endpoint: 943 not_group_member, 404 for no such group.
+      // Membership read fresh (not from the delivery path's cache); the same refusal as every group endpoint:
+      // 943 not_group_member, 404 for no such group. Then only what the caller's spans cover (docs/delivery.md).
+      const member = await delivery.social.groupMembers(user.userId, q.peer_id, { fresh: true });
       if (!member.ok) throw new FailureError(member.error);
+      let beforeSeq: bigint | undefined;
+      if (q.before_id !== undefined) {
+        beforeSeq = await delivery.inbox.seqInGroup(q.peer_id, q.before_id);
+        if (beforeSeq === undefined) throw new FailureError({ kind: "bad_request", msg: "before_id: not a message of this conversation" });
+      }
+      const page = await delivery.inbox.groupHistory(user.userId, q.peer_id, beforeSeq, q.limit, services.config.pageMaxBytes);
+      return ok(c, { list: page.rows.map(toWire), has_more: page.more });
     }
-    const where = conversationWhere(q.chat_type, user.userId, q.peer_id);
+    const where = conversationWhere(user.userId, q.peer_id);
     let before: bigint | undefined;
     if (q.before_id !== undefined) {
       before = await delivery.inbox.idInConversation(where, q.before_id);

@@ -3,7 +3,9 @@ import { z } from "zod";
 import { deviceOf } from "../../domain/auth/rules.ts";
 import { fail, ok as okResult, unwrap, type Result } from "../../domain/errors.ts";
 import type { Services } from "../../services.ts";
-import { unauthorized, type AppEnv } from "../auth.ts";
+import { currentUser, requireUser, unauthorized, type AppEnv } from "../auth.ts";
+import { VERDICT_REFUSAL } from "../../domain/auth/liveness.ts";
+import type { RefreshRefusal } from "../../domain/auth/sessions.ts";
 import { ok } from "../envelope.ts";
 import { body } from "../params.ts";
 import { schema, valid } from "../openapi.ts";
@@ -18,7 +20,14 @@ const Credentials = z.object({
   rsa_encrypt: zBool.optional(),
 });
 
-/** Sign-up, login and token refresh (spec §5; endpoints and shapes in docs/auth.md). */
+const REFRESH_REFUSAL: Record<RefreshRefusal["reason"], readonly [title: string, content: string]> = {
+  gone: VERDICT_REFUSAL.gone,
+  suspended: VERDICT_REFUSAL.suspended,
+  revoked: ["unauthorized", "refresh token revoked or already used: sign in again"],
+  reused: ["unauthorized", "refresh token already used: the session is revoked, sign in again"],
+};
+
+/** Sign-up, login, token refresh and logout (spec §5; endpoints and shapes in docs/auth.md). */
 export function passportRoutes(services: Services): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   const { accounts, tokens, loginRsa } = services;
@@ -37,8 +46,8 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
   const device = (c: Context) => deviceOf(c.req.header("x-device-id"), c.req.header("x-device-type"));
 
   async function session(c: Context, account: { userId: bigint; account: string; nickname: string }, deviceId: string) {
-    const pair = await tokens.pair(account.userId, deviceId);
-    return ok(c, { ...userIdKeys(account.userId), ...pair, nickname: account.nickname, account: account.account });
+    const { token, refreshtoken } = await accounts.sessions.start(account.userId, deviceId);
+    return ok(c, { ...userIdKeys(account.userId), token, refreshtoken, nickname: account.nickname, account: account.account });
   }
 
   app.post("/api/v1/passport/signup", schema({ summary: "Sign up (X-Device-ID, X-Device-Type optional)", body: Credentials }), async (c) => {
@@ -63,8 +72,22 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
     if (!token) return unauthorized(c, "missing refresh token");
     const claims = await tokens.verify(token, "refresh");
     if (!claims.ok) return unauthorized(c, claims.error.msg);
-    if (!(await accounts.isActive(claims.value.userId))) return unauthorized(c, "account no longer exists");
-    return ok(c, await tokens.pair(claims.value.userId, claims.value.deviceId));
+    const { userId, deviceId } = claims.value;
+    const r = await accounts.sessions.refresh(claims.value);
+    if (r.ok) return ok(c, { token: r.pair.token, refreshtoken: r.pair.refreshtoken });
+    const { refusal } = r;
+    // Reuse revoked the session: its sockets go too, wherever they are.
+    if (refusal.reason === "reused") services.sessions.cut({ userId, deviceId, belowGen: refusal.gen, reason: "token_reuse" });
+    const [title, content] = REFRESH_REFUSAL[refusal.reason];
+    return unauthorized(c, content, title);
+  });
+
+  // Logout of this device: every token of its session stops working and its sockets close, on every node.
+  app.post("/api/v1/passport/logout", requireUser(services), schema({ summary: "Log out this device: its tokens revoked, its sockets closed 4104 on every node" }), async (c) => {
+    const { userId, deviceId } = currentUser(c);
+    const gen = await accounts.sessions.revoke(userId, deviceId);
+    services.sessions.cut({ userId, deviceId, belowGen: gen, reason: "logout" });
+    return ok(c, { ...userIdKeys(userId), device_id: deviceId });
   });
 
   return app;

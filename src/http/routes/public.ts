@@ -7,6 +7,7 @@ import type { Services } from "../../services.ts";
 import type { AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { accountDeletionPage, privacyPolicyPage } from "./pages.ts";
+import { schema } from "../openapi.ts";
 
 /** Public endpoints (spec §4.1, §5.5): no login. Init is public too: a client needs the RSA key before it logs in. */
 export function publicRoutes(services: Services): Hono<AppEnv> {
@@ -24,9 +25,9 @@ export function publicRoutes(services: Services): Hono<AppEnv> {
 
   app.get("/privacy-policy", (c) => c.html(privacyPolicyPage()));
   app.get("/account-deletion", (c) => c.html(accountDeletionPage(config.logoutGraceDays)));
-  app.get("/api/v1/app/features", (c) => ok(c, features));
-  app.get("/api/v1/app/init", (c) => ok(c, init(c)));
-  app.get("/api/v1/init", async (c) =>
+  app.get("/api/v1/app/features", schema({ summary: "Feature matrix (§2.5)" }), (c) => ok(c, features));
+  app.get("/api/v1/app/init", schema({ summary: "Init data in plain JSON (§2.2)" }), (c) => ok(c, init(c)));
+  app.get("/api/v1/init", schema({ summary: "Init data, AES-256-CBC encrypted as payload.res (docs/auth.md)" }), async (c) =>
     ok(c, { res: await encryptInit(config.initSecret, stringifyJson(init(c))) }),
   );
   return app;

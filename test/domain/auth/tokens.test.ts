@@ -25,8 +25,8 @@ const handSigned = (header: unknown, claims: unknown) => {
 describe("TokenService.verify (HS256 without jose on the verify path)", () => {
   test("its own tokens round-trip, device claim included", async () => {
     const t = service();
-    const claims = await t.verify(await t.issue(UID, "phone-1", "access"), "access");
-    expect(claims).toEqual({ ok: true, value: { userId: UID, deviceId: "phone-1", kind: "access", expiresAt: (S + 3600) * 1000 } });
+    const claims = await t.verify(await t.issue(UID, "phone-1", "access", 3, "j-1"), "access");
+    expect(claims).toEqual({ ok: true, value: { userId: UID, deviceId: "phone-1", kind: "access", expiresAt: (S + 3600) * 1000, gen: 3, jti: "j-1" } });
     expect((await t.verify(await t.issue(UID, "", "refresh"), "refresh")).ok).toBe(true);
   });
 

@@ -14,7 +14,7 @@ for (const kind of storeKinds()) {
     let clock = Date.now();
     const changes: Invalidation[] = [];
     beforeAll(async () => {
-      env = await socialEnv(kind, { socialCacheTtlMs: TTL }, () => clock);
+      env = await socialEnv(kind, { socialCacheTtlMs: TTL, groupSelfJoin: true }, () => clock);
       env.node.social.facts.onInvalidate((c) => changes.push(c));
     });
     afterAll(() => env.stop());
