@@ -62,6 +62,30 @@ export interface Conversation {
   readonly last_msg: WireMessage;
   readonly is_pinned: boolean;
 }
+export interface Profile {
+  readonly user_id: bigint;
+  readonly uid: bigint;
+  readonly account: string;
+  readonly nickname: string;
+  readonly avatar: string;
+  readonly signature: string;
+  readonly account_type: number;
+  readonly searchable_by: "everyone" | "account" | "nobody";
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+export interface Device {
+  readonly device_id: string;
+  readonly device_type: string;
+  readonly name: string;
+  readonly trust_state: string;
+  readonly status: number;
+  readonly signed_in: boolean;
+  readonly online: boolean;
+  readonly current: boolean;
+  readonly created_at: number;
+  readonly last_seen_at: number;
+}
 export interface Paged<T> {
   readonly total: number;
   readonly page: number;
@@ -191,8 +215,13 @@ export class IbisApi {
   login(account: string, pwd: string): Promise<Session> {
     return this.#signIn("/api/v1/passport/login", account, pwd);
   }
-  /** Forgets the session locally (tokens are stateless; they expire on their own). */
+  /** Forgets the session locally only: its tokens stay valid until they expire (`logout()` ends them on the server). */
   signOut(): void {
+    this.#setSession(undefined);
+  }
+  /** Logs this device out on the server (its tokens stop, its sockets close with 4104 on every node), then forgets it. */
+  async logout(): Promise<void> {
+    await this.call("POST", "/api/v1/passport/logout");
     this.#setSession(undefined);
   }
 
@@ -210,6 +239,31 @@ export class IbisApi {
       }
     })().finally(() => (this.#refreshing = undefined));
     return this.#refreshing;
+  }
+
+  // ---- profile, people, devices (docs/accounts.md) ----------------------------
+  profile(): Promise<Profile> {
+    return this.call("GET", "/api/v1/user/profile");
+  }
+  updateProfile(patch: Partial<Pick<Profile, "nickname" | "avatar" | "signature" | "searchable_by">>): Promise<Profile> {
+    return this.call("POST", "/api/v1/user/profile/update", patch);
+  }
+  /** Another user's card: the stranger view, or the friend view with account and signature. */
+  userInfo(userId: bigint): Promise<UserCard & { is_friend: boolean; account?: string; signature?: string }> {
+    return this.call("GET", "/api/v1/user/info", { user_id: userId });
+  }
+  searchPeople(keyword: string, page = 1, size = 20): Promise<Paged<UserCard & { is_friend: boolean; matched: "account" | "nickname" }>> {
+    return this.call("GET", "/api/v1/user/search", { keyword, page, size });
+  }
+  async devices(): Promise<Device[]> {
+    return (await this.call("GET", "/api/v1/user/device/list")).list;
+  }
+  renameDevice(deviceId: string, name: string): Promise<{ device_id: string; name: string }> {
+    return this.call("POST", "/api/v1/user/device/rename", { device_id: deviceId, name });
+  }
+  /** Signs another of my devices out: its tokens stop, its sockets close (4104), my other devices hear device_signed_out. */
+  signOutDevice(deviceId: string): Promise<unknown> {
+    return this.call("POST", "/api/v1/user/device/signout", { device_id: deviceId });
   }
 
   // ---- friends ---------------------------------------------------------------

@@ -150,5 +150,13 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE INDEX \"channel_tags_idx\" ON \"channel\" USING gin (\"tags\");",
       "CREATE INDEX \"channel_search_idx\" ON \"channel\" USING gin (to_tsvector('simple', \"name\" || ' ' || \"description\"));"
     ]
+  },
+  {
+    "tag": "0009_tsid_by_type",
+    "hash": "d6af6a64ffd5f9fdc79419e45ee5e0d675065fb6312ed039d25e820bf006965e",
+    "statements": [
+      "DROP INDEX \"messages_tsid_idx\";",
+      "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
+    ]
   }
 ];

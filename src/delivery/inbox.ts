@@ -176,6 +176,7 @@ export class InboxReader {
     },
     NOT_OPENED,
     OPEN_BATCH_MAX,
+    () => this.store.kind === "pglite",
   );
 
   /**
@@ -238,18 +239,15 @@ export class InboxReader {
   /**
    * The messages with these §2.8 ids that `userId` may acknowledge (in the
    * user's inbox, or a timeline entry within one of the user's spans). Found
-   * through `messages_tsid_idx`, so an unknown id costs one index probe. An id
-   * that two conversations hold (a tsid is unique per conversation only) names
-   * the oldest such message.
+   * by chat type and tsid (`idLookup`), so an unknown id costs one index
+   * probe. An id that two conversations hold (a tsid is unique per
+   * conversation only) names the oldest such message.
    */
   async resolve(userId: bigint, ids: readonly string[]): Promise<Map<string, AckTarget>> {
     const out = new Map<string, AckTarget>();
-    if (!ids.length) return out;
-    const rows = await this.store.rows<TargetRow>(sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
-      from messages m left join timeline t on t.message_id = m.id
-      where split_part(m.client_id, '.', 2) = any(${sql.param(ids.map(tsidOf))}::text[])
-        and m.client_id = any(${sql.param([...ids])}::text[]) and ${mayAck(userId)}
-      order by m.id`);
+    const query = resolveQuery(userId, ids);
+    if (!query) return out;
+    const rows = await this.store.rows<TargetRow>(query);
     for (const r of rows) if (!out.has(r.client_id)) out.set(r.client_id, toTarget(r));
     return out;
   }
@@ -261,18 +259,11 @@ export class InboxReader {
    * else (a repeated ACK) the oldest.
    */
   async resolveTsid(userId: bigint, deviceId: string, type: ChatType, tsid: string): Promise<AckTarget | undefined> {
-    const rows = await this.store.rows<TargetRow>(sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
-      from messages m left join timeline t on t.message_id = m.id
-      where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
-      order by (case when t.seq is null
-          then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
-          else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
-            and c.conv_id = t.conv_id and (t.seq <= c.seq or t.seq = any(c.above))) end), m.id
-      limit 1`);
+    const rows = await this.store.rows<TargetRow>(resolveTsidQuery(userId, deviceId, type, tsid));
     return rows[0] && toTarget(rows[0]);
   }
 
-  /** Server id of a C2C message of one conversation named by its §2.8 id (history's before_id). */
+  /** Server id of a C2C message of one conversation named by its §2.8 id (history's before_id; `where` says C2C). */
   async idInConversation(where: SQL, clientId: string): Promise<bigint | undefined> {
     const rows = await this.store.db
       .select({ id: messages.id })
@@ -300,7 +291,14 @@ export class InboxReader {
       .select({ seq: timeline.seq })
       .from(timeline)
       .innerJoin(messages, eq(messages.id, timeline.messageId))
-      .where(and(eq(timeline.convId, groupId), sql`split_part(${messages.clientId}, '.', 2) = ${tsidOf(clientId)}`, eq(messages.clientId, clientId)))
+      .where(
+        and(
+          eq(timeline.convId, groupId),
+          eq(messages.chatType, "C2G"),
+          sql`split_part(${messages.clientId}, '.', 2) = ${tsidOf(clientId)}`,
+          eq(messages.clientId, clientId),
+        ),
+      )
       .limit(1);
     return rows[0]?.seq;
   }
@@ -382,8 +380,48 @@ export class InboxReader {
   }
 }
 
-/** The tsid segment of a §2.8 id `<TYPE>.<tsid>.<ms>.<random>` (what `messages_tsid_idx` indexes). */
+/** The tsid segment of a §2.8 id `<TYPE>.<tsid>.<ms>.<random>` (what the tsid indexes lead with). */
 export const tsidOf = (id: string): string => id.split(".", 2)[1] ?? "";
+
+/**
+ * `m` (messages) is one of `ids`: per TYPE segment (always the chat type:
+ * validation), `chat_type = TYPE and tsid = any(…) and client_id = any(…)`,
+ * the form each type's tsid index serves. Undefined when there is nothing to look up.
+ */
+function idLookup(ids: readonly string[]): SQL | undefined {
+  const byType = new Map<string, string[]>();
+  for (const id of ids) {
+    const type = id.slice(0, id.indexOf("."));
+    const list = byType.get(type);
+    if (list) list.push(id);
+    else byType.set(type, [id]);
+  }
+  const parts = [...byType].map(([type, list]) => sql`(m.chat_type = ${type}
+    and split_part(m.client_id, '.', 2) = any(${sql.param(list.map(tsidOf))}::text[])
+    and m.client_id = any(${sql.param(list)}::text[]))`);
+  return parts.length ? sql.join(parts, sql` or `) : undefined;
+}
+
+/** InboxReader.resolve's statement (exported for its plan test). */
+export function resolveQuery(userId: bigint, ids: readonly string[]): SQL | undefined {
+  const lookup = idLookup(ids);
+  return lookup && sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
+    from messages m left join timeline t on t.message_id = m.id
+    where (${lookup}) and ${mayAck(userId)}
+    order by m.id`;
+}
+
+/** InboxReader.resolveTsid's statement (exported for its plan test): the device's unacknowledged one first. */
+export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatType, tsid: string): SQL {
+  return sql`select m.id, m.client_id, m.chat_type, t.conv_id, t.seq
+    from messages m left join timeline t on t.message_id = m.id
+    where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
+    order by (case when t.seq is null
+        then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
+        else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
+          and c.conv_id = t.conv_id and (t.seq <= c.seq or t.seq = any(c.above))) end), m.id
+    limit 1`;
+}
 
 /** The condition selecting one C2C conversation's messages (uses the history index). */
 export function conversationWhere(userId: bigint, peerId: bigint): SQL {

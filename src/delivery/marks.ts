@@ -22,10 +22,7 @@ export interface MarkShare {
   readonly repairs?: boolean;
 }
 
-/**
- * A mark as one string, the same in memory and in Redis: the server id of an
- * inbox message, or `<conv>:<seq>` of a timeline entry.
- */
+/** A mark as one Redis set member: the server id of an inbox message, or `<conv>:<seq>` of a timeline entry. */
 export const markToken = (m: MarkRow): string => (m.seq === undefined ? m.messageId.toString() : `${m.conv}:${m.seq}`);
 
 export function markOfToken(userId: bigint, deviceId: string, token: string): MarkRow {
@@ -34,17 +31,29 @@ export function markOfToken(userId: bigint, deviceId: string, token: string): Ma
   return { userId, deviceId, messageId: 0n, conv: BigInt(token.slice(0, cut)), seq: BigInt(token.slice(cut + 1)) };
 }
 
-/** The share of a node alone: process memory. */
+/** One device's marks in memory: inbox marks by server id, timeline acks by conversation and number. */
+interface Held {
+  readonly ids: Map<bigint, MarkRow>;
+  readonly convs: Map<bigint, Map<bigint, MarkRow>>;
+}
+
+/** The share of a node alone: process memory (nested maps: no key string built per ack). */
 export class MemoryMarkShare implements MarkShare {
-  readonly #byUser = new Map<bigint, Map<string, Map<string, MarkRow>>>();
+  readonly #byUser = new Map<bigint, Map<string, Held>>();
 
   add(marks: readonly MarkRow[]): void {
     for (const m of marks) {
       let devices = this.#byUser.get(m.userId);
       if (!devices) this.#byUser.set(m.userId, (devices = new Map()));
       let held = devices.get(m.deviceId);
-      if (!held) devices.set(m.deviceId, (held = new Map()));
-      held.set(markToken(m), m);
+      if (!held) devices.set(m.deviceId, (held = { ids: new Map(), convs: new Map() }));
+      if (m.seq === undefined) {
+        held.ids.set(m.messageId, m);
+        continue;
+      }
+      let seqs = held.convs.get(m.conv!);
+      if (!seqs) held.convs.set(m.conv!, (seqs = new Map()));
+      seqs.set(m.seq, m);
     }
   }
 
@@ -53,8 +62,12 @@ export class MemoryMarkShare implements MarkShare {
       const devices = this.#byUser.get(m.userId);
       const held = devices?.get(m.deviceId);
       if (!held) continue;
-      held.delete(markToken(m));
-      if (held.size) continue;
+      if (m.seq === undefined) held.ids.delete(m.messageId);
+      else {
+        const seqs = held.convs.get(m.conv!);
+        if (seqs?.delete(m.seq) && !seqs.size) held.convs.delete(m.conv!);
+      }
+      if (held.ids.size || held.convs.size) continue;
       devices!.delete(m.deviceId);
       if (!devices!.size) this.#byUser.delete(m.userId);
     }
@@ -62,13 +75,21 @@ export class MemoryMarkShare implements MarkShare {
 
   of(userId: bigint, deviceId: string): readonly MarkRow[] {
     const held = this.#byUser.get(userId)?.get(deviceId);
-    return held ? [...held.values()] : [];
+    if (!held) return [];
+    const out = [...held.ids.values()];
+    for (const seqs of held.convs.values()) for (const m of seqs.values()) out.push(m);
+    return out;
   }
 
   /** Marks held (tests, metrics). */
   get size(): number {
     let n = 0;
-    for (const devices of this.#byUser.values()) for (const ids of devices.values()) n += ids.size;
+    for (const devices of this.#byUser.values()) {
+      for (const held of devices.values()) {
+        n += held.ids.size;
+        for (const seqs of held.convs.values()) n += seqs.size;
+      }
+    }
     return n;
   }
 }

@@ -60,6 +60,22 @@ for (const kind of storeKinds()) {
       await tabWs.close();
     });
 
+    test("logout on node A closes that device's socket on node B; its tokens stop on both", async () => {
+      const acct = uniqueAccount("ola");
+      const phone = await signIn(a, acct, "o-phone");
+      const desk = await signIn(a, acct, "o-desk", "desktop");
+      const [phoneWs, deskWs] = [await openSocket(b, phone), await openSocket(b, desk, "desktop")];
+      await present(phone, b);
+      expect((await api(b, "GET", "/api/v1/user/profile", { token: phone.token })).body.code).toBe(0);
+      expect((await api(a, "POST", "/api/v1/passport/logout", { token: phone.token })).body.code).toBe(0);
+      expect((await phoneWs.nextAction("device_force_offline")).payload).toMatchObject({ reason: "logout", device_id: "o-phone" });
+      expect((await phoneWs.closed).code).toBe(CloseCode.SignedOut);
+      for (const node of [a, b]) expect((await api(node, "GET", "/api/v1/user/profile", { token: phone.token })).status).toBe(401);
+      expect((await api(b, "GET", "/api/v1/user/profile", { token: desk.token })).body.code).toBe(0);
+      expect(saw(deskWs, "device_force_offline")).toBe(false);
+      await deskWs.close();
+    });
+
     test("a suspended user is cut everywhere within a second: sockets on both nodes, tokens on both nodes; login refused with 950", async () => {
       const acct = uniqueAccount("mo");
       const phone = await signIn(a, acct, "m-phone", "ios");
@@ -73,6 +89,7 @@ for (const kind of storeKinds()) {
       const res = await admin("/api/adm/admin/user/suspend", { user_id: phone.userId, reason: "spam" });
       expect(res.body.payload).toMatchObject({ user_id: phone.userId, suspended_at: expect.any(Number) });
       const closes = await Promise.all([phoneWs.closed, deskWs.closed]);
+      if (process.env.IBIS_PRINT_CUT) console.log(`suspension: both sockets closed ${Date.now() - t0} ms after the call was sent`);
       expect(closes.map((c) => c.code)).toEqual([CloseCode.Suspended, CloseCode.Suspended]);
       for (const [node, s] of [[a, phone], [b, desk], [b, phone], [a, desk]] as const) {
         const r = await api(node, "GET", "/api/v1/user/profile", { token: s.token });

@@ -19,7 +19,7 @@ for (const kind of storeKinds()) {
         select g, 1000 + g % 2000, 'd', 5000 + g % 4000, 'dev' || (g % 2), 'k', 'unverified', 'verified', 'qr_scan', 's', g
         from generate_series(1, 20000) g`);
       await t.store.db.execute(sql`analyze trust_audit`);
-    });
+    }, 60_000);
     afterAll(() => t.dispose());
 
     const refused = async (statement: ReturnType<typeof sql>) => {

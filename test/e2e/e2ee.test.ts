@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { IbisApi, IbisApiError, type IbisConnection } from "../../src/client/index.ts";
-import { E2eeClient, generateIdentity, signTrustEvent, type DeviceIdentity } from "../../src/client/e2ee/index.ts";
+import { E2eeClient, generateIdentity, signTrustEvent, verifiedYouMessage, verifiedYouQr, type DeviceIdentity } from "../../src/client/e2ee/index.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
 import { befriend, connect, signup, withAction, type Account } from "./support.ts";
@@ -60,7 +60,7 @@ for (const kind of storeKinds()) {
         }
       }
       for (const [d, c] of sdk) if (d !== "d1") await c.registerKeys();
-    });
+    }, 60_000);
     afterAll(async () => {
       for (const c of live.values()) await c.close().catch(() => {});
       await node.stop();
@@ -102,8 +102,11 @@ for (const kind of storeKinds()) {
       expect(Object.keys(toB2!).sort()).toEqual(["actor_uid", "method", "target_device_id", "target_uid", "to_state", "ts"]);
       expect(toB2).toMatchObject({ actor_uid: bob.userId, target_uid: alice.userId, target_device_id: "a1", to_state: "verified", method: "qr_scan" });
 
-      await a1.devicesOf(bob.userId);
-      expect(await a1.scanQr(await b1.qr())).toMatchObject({ trust_state: "verified" });
+      // "I verified you" (§4.6): bob's device sends its own QR to alice, whose a1 verifies back from it.
+      live.get("b1")!.send(await verifiedYouMessage(b1.identity, alice.userId), "json");
+      const told = await live.get("a1")!.nextMessage((m) => m.type === "C2C" && verifiedYouQr(m) !== undefined);
+      live.get("a1")!.ack({ type: "C2C", msgId: told.id });
+      expect(await a1.scanQr(verifiedYouQr(told)!)).toMatchObject({ trust_state: "verified", peer_uid: bob.userId, peer_device_id: "b1" });
       const [toA2] = await next(["a2"], "e2ee_trust_changed");
       expect(toA2).toMatchObject({ actor_uid: alice.userId, target_uid: bob.userId, target_device_id: "b1", method: "qr_scan" });
       // A tampered code is refused before anything is sent.

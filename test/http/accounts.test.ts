@@ -1,5 +1,6 @@
 /** Profiles, finding people, my devices, logout and refresh rotation over HTTP and real sockets (docs/accounts.md, docs/auth.md). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { IbisApi } from "../../src/client/rest.ts";
 import { Admins } from "../../src/domain/admin/admins.ts";
 import { CloseCode } from "../../src/ws/close-codes.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
@@ -186,6 +187,39 @@ for (const kind of storeKinds()) {
         expect((await api(node, "GET", "/api/v1/user/profile", { token: t })).status).toBe(401);
       }
       expect((await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken: second.body.payload.refreshtoken } })).status).toBe(401);
+    });
+
+    test("a token presented on an open socket must be of the socket's session and pass the check", async () => {
+      const acct = uniqueAccount("lou");
+      const phone = await signIn(node, acct, "lou-phone");
+      const ws = await openSocket(node, phone);
+      const deviceLess = (await api(node, "POST", "/api/v1/passport/login", { body: { account: acct, pwd: "secret-1" } })).body.payload.token;
+      expect(await ws.refresh(deviceLess)).toMatchObject({ action: "invalid_message", payload: { reason: "invalid_token", content: "token of another session" } });
+      const fresh = await api(node, "POST", "/api/v1/passport/refreshtoken", { body: { refreshtoken: phone.refreshtoken } });
+      expect((await ws.refresh(fresh.body.payload.token)).action).toBe("token_refreshed");
+      // Signed out from another device: the socket closes and the refreshed token (old generation) is refused too.
+      const stale = fresh.body.payload.token;
+      const other = await signIn(node, acct, "lou-desk", "desktop");
+      expect((await api(node, "POST", "/api/v1/user/device/signout", { token: other.token, body: { device_id: "lou-phone" } })).body.code).toBe(0);
+      expect((await ws.closed).code).toBe(CloseCode.SignedOut);
+      expect((await api(node, "GET", "/api/v1/user/profile", { token: stale })).status).toBe(401);
+      await ws.close();
+    });
+
+    test("SDK: concurrent refreshes share one rotation (no reuse); profile, search and devices; logout ends the session", async () => {
+      const sdk = new IbisApi({ url: node.url, deviceId: "sdk-phone", deviceType: "ios" });
+      await sdk.signup(uniqueAccount("sdk"), "secret-1", "Sdk User");
+      const first = sdk.session!.refreshToken;
+      await Promise.all([sdk.refresh(), sdk.refresh()]);
+      expect(sdk.session!.refreshToken).not.toBe(first);
+      await sdk.refresh(); // the rotated one works: the session was not revoked
+      expect((await sdk.updateProfile({ signature: "hi" })).signature).toBe("hi");
+      expect((await sdk.profile()).nickname).toBe("Sdk User");
+      expect((await sdk.devices()).map((d) => [d.device_id, d.current])).toEqual([["sdk-phone", true]]);
+      const token = sdk.token!;
+      await sdk.logout();
+      expect(sdk.session).toBeUndefined();
+      expect((await api(node, "GET", "/api/v1/user/profile", { token })).status).toBe(401);
     });
 
     test("account deletion closes the account's sockets (4106)", async () => {

@@ -43,7 +43,7 @@ for (const kind of storeKinds()) {
       node = await startTestNode(kind, { e2eeMaxProxies: MAX_PROXIES });
       [alice, bob, carol, erin, dave] = (await Promise.all(["alice", "bob", "carol", "erin", "dave"].map((n) => signup(node, n, [`${n}-1`])))) as [Account, Account, Account, Account, Account];
       for (const f of [bob, carol, erin, dave]) await befriend(node, alice, f);
-    });
+    }, 60_000);
     afterAll(() => node.stop());
 
     describe("device keys", () => {

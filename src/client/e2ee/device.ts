@@ -17,6 +17,8 @@ import {
   type TrustEventFields,
 } from "../../protocol/e2ee.ts";
 import { stringifyJson } from "../../protocol/json.ts";
+import type { ImMessage } from "../../model/message.ts";
+import { newMessageId } from "../connection.ts";
 import type { IbisApi } from "../rest.ts";
 import type { TrustEventMethod } from "../../model/trust.ts";
 import { checkQr, qrSignedBytes, type VerificationQr } from "./qr.ts";
@@ -87,6 +89,28 @@ export async function buildQr(identity: DeviceIdentity): Promise<string> {
 
 /** A peer device's keys as the server lists them (GET /api/v1/e2ee/devices). */
 export type PeerDevice = DeviceKeysView;
+
+/** custom_type of the "I verified you" C2C message (§3.1, §4.6): it carries the sender's own QR so the peer may verify back. */
+export const VERIFIED_YOU = "e2ee_verified_you";
+
+/** The "I verified you" message to send after markVerified (through IbisConnection.send). */
+export async function verifiedYouMessage(identity: DeviceIdentity, peerUid: bigint): Promise<ImMessage> {
+  return {
+    id: newMessageId("C2C"),
+    type: "C2C",
+    from: identity.uid,
+    to: peerUid,
+    msg_type: "custom",
+    payload: { custom_type: VERIFIED_YOU, qr: await buildQr(identity) },
+    server_ts: 0,
+  };
+}
+
+/** The QR text inside a received "I verified you" message; undefined for any other message. */
+export function verifiedYouQr(msg: Record<string, any>): string | undefined {
+  const p = msg.payload;
+  return msg.msg_type === "custom" && p?.custom_type === VERIFIED_YOU && typeof p.qr === "string" ? p.qr : undefined;
+}
 
 /** What a key-change notice did to the local trust store. */
 export interface KeyChange {

@@ -42,9 +42,11 @@ export const messages = pgTable(
     index("messages_c2c_from_idx").on(t.fromId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
     index("messages_c2c_to_idx").on(t.toId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
     index("messages_server_ts_idx").on(t.serverTs),
-    // Acknowledgements name a message by its §2.8 id or (frame ACK) by its tsid segment only: one index serves
-    // both (a full-id lookup adds the tsid condition), so an ack of an unknown id is one index probe.
-    index("messages_tsid_idx").on(sql`split_part(${t.clientId}, '.', 2)`, t.clientId),
+    // Acknowledgements name a message by its §2.8 id or (frame ACK) by its tsid segment, and the id's TYPE is the
+    // chat type: every lookup says `chat_type = TYPE and split_part(client_id, '.', 2) = tsid`, so an ack of an
+    // unknown id is one index probe. C2C and C2G are served by their unique indexes below (no extra index on
+    // the message hot path), C2S and S2C by this one.
+    index("messages_tsid_idx").on(sql`split_part(${t.clientId}, '.', 2)`, t.clientId).where(sql`${t.chatType} in ('C2S', 'S2C')`),
     // A tsid names one message per conversation: an ack (text, protobuf or frame form) cannot be steered from one
     // sender's message to another's by reusing its id (docs/delivery.md "Acks").
     // The tsid leads, so the planner never takes these for the conversation indexes above.

@@ -1,0 +1,2 @@
+DROP INDEX "messages_tsid_idx";--> statement-breakpoint
+CREATE INDEX "messages_tsid_idx" ON "messages" USING btree (split_part("client_id", '.', 2),"client_id") WHERE "messages"."chat_type" in ('C2S', 'S2C');
