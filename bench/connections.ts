@@ -6,10 +6,11 @@
  *
  * --server-procs N: N raw holders on one port, and Ibis as N workers (Redis).
  * --settle MS: idle time before RSS is read, the same for every server (default 2000).
+ * --no-gc: read RSS after the settle without the full GC (what a server holds when nobody forces one).
  *
  *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--smoke]
  */
-import { num } from "./lib/args.ts";
+import { bool, num } from "./lib/args.ts";
 import { ConnFleet } from "./lib/conns.ts";
 import { ibisSides } from "./lib/ibis.ts";
 import { freePort, startServer } from "./lib/proc.ts";
@@ -27,6 +28,8 @@ const P = {
   serverProcs: num(a, "server-procs", 1),
   /** Idle time after the last handshake before RSS is read (both servers alike): what idle sockets hold, not the burst's garbage. */
   settleMs: num(a, "settle", c.smoke ? 200 : 2000),
+  /** Full GC before the RSS reading after the connections (off with --no-gc). */
+  gcAfter: !bool(a, "no-gc"),
   rounds: c.rounds,
 };
 
@@ -64,7 +67,7 @@ async function connRound(t: Target): Promise<ConnRound> {
   // Idle means settled: the server finishes its side of the last handshakes, and memory freed by the
   // full GC reaches the OS (the allocator returns pages some time after the burst).
   await Bun.sleep(P.settleMs);
-  await t.gc?.();
+  if (P.gcAfter) await t.gc?.();
   const after = sum(t.pids.map(rssKb));
   const results = await fleet.close();
   await Bun.sleep(300); // closes reach the server before the next round
@@ -75,7 +78,7 @@ async function connRound(t: Target): Promise<ConnRound> {
     rss_before_kb: before,
     rss_after_kb: after,
     kb_per_conn: open.opened ? round((after - before) / open.opened, 2) : 0,
-    gc: Boolean(t.gc),
+    gc: P.gcAfter && Boolean(t.gc),
     closed_early: sum(results.map((r) => Number(r.closed_early ?? 0))),
     server_cpu_pct: round(serverCpu, 1),
     client_cpu_pct: round(sum(results.map((r) => Number(r.client_cpu_pct ?? 0))), 1),

@@ -5,13 +5,17 @@
  * 16 MiB + 1 must be answered with ERROR frame_too_large and a ping on the
  * same connection must still get its pong (a failure fails the run); MB/s of
  * the largest C2C that fits one frame, sent to a friend and delivered (stored,
- * acked and confirmed), one in flight.
+ * acked and confirmed), one in flight. Meanwhile a second generator runs a
+ * small-message C2C stream between other friends (open loop, --small-rate
+ * messages/s for --small-duration ms from the start of each round): its p99
+ * shows whether large messages stall small ones on the same node.
  *
- *   bun run bench:limit [--count 8] [--mib 16] [--smoke]
+ *   bun run bench:limit [--count 8] [--mib 16] [--small-rate 200] [--small-pairs 4] [--small-duration 1500] [--ibis memory|postgres|both] [--smoke]
  */
 import { num } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
+import { Histogram } from "./lib/hist.ts";
 import { measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients, type RunningServer } from "./lib/proc.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
@@ -26,6 +30,9 @@ const P = {
   mib: num(a, "mib", 16),
   count: num(a, "count", c.smoke ? 2 : 8),
   durationMs: num(a, "duration", c.smoke ? 5000 : 20000),
+  smallRate: num(a, "small-rate", c.smoke ? 50 : 200),
+  smallPairs: num(a, "small-pairs", 4),
+  smallDurationMs: num(a, "small-duration", c.smoke ? 500 : 1500),
   rounds: c.rounds,
 };
 const FRAME = P.mib * MiB + HEADER;
@@ -73,21 +80,37 @@ await scenarioMain(async (cleanup) => {
     // MB/s: the largest C2C that fits one frame, to a friend (stored, delivered, acked, confirmed), one in flight.
     if (!(await routesC2c(h))) continue;
     const pairs = await friendPairs(h, 1, false);
+    const smallPairs = P.smallRate > 0 ? await friendPairs(h, P.smallPairs, false) : undefined;
     const text = P.mib * MiB - 512; // the §2.8 JSON around it stays inside the frame's payload limit
+    // The concurrent small stream: 64 B C2C between other friends, open loop, from the start of the round.
+    const smallStream = async (): Promise<Record<string, number>> => {
+      if (!smallPairs) return {};
+      const [r] = await runClients<ClientResult>(
+        "bench/load/c2c.ts",
+        1,
+        { base: h.server.ws, proto: "ibis", pairs: P.smallPairs, pairOffset: 0, window: 1, rate: P.smallRate, size: 64, durationMs: P.smallDurationMs, warmupMs: 0, maxMessages: 0, extra: { ...smallPairs, tsid: new IdGenerator(1).next().toString() } },
+        P.smallDurationMs + 30_000,
+      );
+      const l = Histogram.from(r?.hist ? [r.hist] : []).summary();
+      return { small_rate: Number(r?.rate ?? 0), small_p50_ms: round(l.p50_us / 1000, 2), small_p99_ms: round(l.p99_us / 1000, 2), small_max_ms: round(l.max_us / 1000, 2) };
+    };
     targets.push({
       name: h.name,
       kind: "ibis",
       server: h.server,
       run: () =>
         measure([h.server.pid], async () => {
-          const r = await runClients<ClientResult>(
-            "bench/load/c2c.ts",
-            1,
-            { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString() } },
-            P.durationMs + 30_000,
-          );
+          const [r, small] = await Promise.all([
+            runClients<ClientResult>(
+              "bench/load/c2c.ts",
+              1,
+              { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString() } },
+              P.durationMs + 30_000,
+            ),
+            smallStream(),
+          ]);
           // Delivered payload bytes per second (the echo figures count the bytes that came back).
-          return r.map((x) => ({ ...x, mb_per_s: x.seconds ? (Number(x.completed) * text) / MiB / Number(x.seconds) : 0 }));
+          return r.map((x) => ({ ...x, ...small, mb_per_s: x.seconds ? (Number(x.completed) * text) / MiB / Number(x.seconds) : 0 }));
         }),
     });
   }
@@ -119,10 +142,11 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %"],
+        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
-          return [t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct, round(m.server_rss_kb / 1024, 1), m.client_cpu_pct];
+          const small = m.clients[0]?.small_p99_ms;
+          return [t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct, round(m.server_rss_kb / 1024, 1), m.client_cpu_pct, small === undefined ? "" : Number(small)];
         }),
       },
       ...(Object.keys(checks).length

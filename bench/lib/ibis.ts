@@ -37,7 +37,9 @@ export interface IbisHandle {
   befriend(pairs: readonly (readonly [bigint, bigint])[]): Promise<void>;
   /** Creates a group owned by `owner` with `members`; resolves its id. */
   group(owner: bigint, members: readonly bigint[]): Promise<bigint>;
-  /** PostgreSQL side: a connection to the node's database (its own statistics, for rows per message). */
+  /** An authenticated REST POST as `user`; resolves the envelope payload. */
+  post(user: bigint, path: string, body: unknown): Promise<unknown>;
+  /** PostgreSQL side: a connection to the node's database (its own statistics, bulk provisioning such as channel subscriptions). */
   readonly pg?: postgres.Sql;
   stop(): Promise<void>;
 }
@@ -158,7 +160,7 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
     const r = (await rest.call(owner, "/api/v1/group/add", { member_uids: members, title: "bench" })) as { group: { gid: bigint } };
     return r.group.gid;
   };
-  return { name: `ibis-${store}`, store, server, headers, token, users, befriend, group, stop, ...(db ? { pg: db.sql } : {}) };
+  return { name: `ibis-${store}`, store, server, headers, token, users, befriend, group, post: rest.call, stop, ...(db ? { pg: db.sql } : {}) };
 }
 
 /** Bench users' ids start here: above 2^53, so any `number` slip would show. */

@@ -98,6 +98,8 @@ export interface ChannelEntry {
   readonly payload?: string;
   /** Only these users' devices (mark read); absent: every online subscriber. */
   readonly userIds?: readonly bigint[];
+  /** The subscriber count the sender saw: picks which side the receiver walks. */
+  readonly subscribers?: number;
 }
 
 /**

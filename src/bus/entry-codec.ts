@@ -9,7 +9,7 @@
  *   invalidate: c change (p pair, g group, u user), then a/b users, g group or u user
  *   sessions:   a action, p payload JSON; optional u user, d session device, g below generation,
  *               t device type, c close code with r close reason
- *   channel:    ch channel id, a action, p payload JSON (optional), u users (JSON, optional)
+ *   channel:    ch channel id, a action; optional p payload JSON, u users (JSON), n subscriber count
  */
 import type { ChatType } from "../model/message.ts";
 import type { BusEntry, BusTarget, SessionsEntry, SocialChange } from "./bus.ts";
@@ -38,6 +38,7 @@ export function encodeEntry(entry: BusEntry, from: number): FieldValue[] {
       const out: FieldValue[] = ["k", "c", "f", f, "ch", entry.channelId.toString(), "a", entry.action];
       if (entry.payload !== undefined) out.push("p", entry.payload);
       if (entry.userIds !== undefined) out.push("u", JSON.stringify(entry.userIds.map(String)));
+      if (entry.subscribers !== undefined) out.push("n", String(entry.subscribers));
       return out;
     }
     case "sessions": {
@@ -105,6 +106,7 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
       const list = users === undefined ? undefined : (JSON.parse(users) as string[]);
       if (list !== undefined && !Array.isArray(list)) return undefined;
       const payload = str("p");
+      const n = str("n");
       return {
         entry: {
           kind: "channel",
@@ -112,6 +114,7 @@ export function decodeEntry(fields: readonly Buffer[]): { entry: BusEntry; from:
           action,
           ...(payload !== undefined ? { payload } : {}),
           ...(list !== undefined ? { userIds: list.map((u) => BigInt(u)) } : {}),
+          ...(n !== undefined && Number.isSafeInteger(Number(n)) ? { subscribers: Number(n) } : {}),
         },
         from,
       };

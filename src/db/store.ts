@@ -1,4 +1,4 @@
-import { PGlite } from "@electric-sql/pglite";
+import { PGlite, types, type QueryOptions, type Transaction } from "@electric-sql/pglite";
 import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
@@ -79,6 +79,40 @@ function openPostgres(url: string, max: number): Store {
   };
 }
 
+/** The types drizzle asks PGlite to return as raw text, with the same parsers on every query. */
+const DRIZZLE_RAW_TYPES: readonly number[] = [types.TIMESTAMP, types.TIMESTAMPTZ, types.INTERVAL, types.DATE, 1231, 1115, 1185, 1187, 1182];
+const raw = (value: string) => value;
+
+/**
+ * Drizzle passes `parsers` with every PGlite query (its raw-text types), and
+ * PGlite merges them into a copy of its 318-entry parser table per query
+ * (~300 µs and a large garbage object each: 15 % of the node's CPU in a burst
+ * of handshakes on the embedded store, bench/FINDINGS.md). Those types are
+ * made raw text on the client once (no Ibis column has them) and drizzle's
+ * per-query copy is dropped: the same rows, without the copy.
+ */
+function withoutQueryParsers(client: PGlite): PGlite {
+  const table = (client as unknown as { parsers: Record<number, (v: string) => unknown> }).parsers;
+  for (const t of DRIZZLE_RAW_TYPES) table[t] = raw;
+  const strip = (o: QueryOptions | undefined) => {
+    if (!o?.parsers || !Object.keys(o.parsers).every((k) => DRIZZLE_RAW_TYPES.includes(Number(k)))) return o;
+    const { parsers: _, ...rest } = o;
+    return rest;
+  };
+  const query: PGlite["query"] = (q, params, o) => client.query(q, params, strip(o));
+  const transaction: PGlite["transaction"] = (fn) =>
+    client.transaction((tx) => fn({ ...tx, query: (q, params, o) => tx.query(q, params, strip(o)), get closed() { return tx.closed; } }));
+  // A proxy, not a copy: every other member is the client's own (its methods need the real `this`).
+  return new Proxy(client, {
+    get(target, key) {
+      if (key === "query") return query;
+      if (key === "transaction") return transaction;
+      const v: unknown = Reflect.get(target, key);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+}
+
 async function openPglite(opts: StoreOptions): Promise<Store> {
   const dataDir = opts.url === "memory://" ? undefined : opts.dataDir || "./data";
   const client = await PGlite.create({
@@ -86,7 +120,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     ...(dataDir ? { dataDir } : {}),
     ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}),
   });
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const db = drizzlePglite(withoutQueryParsers(client), { schema }) as unknown as Db;
   return {
     kind: "pglite",
     db,

@@ -4,9 +4,11 @@
  * at once (a database commit is mostly waiting for the disk, so a second
  * batch overlaps the first's fsync); items arriving meanwhile form the next
  * batch, so a busy node writes many items per round trip and an idle one adds
- * no latency (flush on the next macrotask). Batches settle in the order they
- * were formed, so one sender's acknowledgements keep their order even when a
- * later batch commits first.
+ * no latency (flush on the next macrotask). A batch settles once it is written
+ * and every earlier batch it shares an ordering key with (`keyOf`: the sender)
+ * has settled, so one sender's acknowledgements keep their order even when a
+ * later batch commits first, while a slow batch (a 16 MiB message) holds up
+ * only its own senders. Without `keyOf`, batches settle in the order formed.
  */
 type Waiter<T, R> = { item: T; size: number; resolve: (r: R) => void; reject: (e: unknown) => void };
 type Outcome<R> = { ok: true; results: R[] } | { ok: false; err: unknown };
@@ -17,6 +19,29 @@ export class StoreUnavailable extends Error {
     super(reason === "queue_full" ? "store queue full" : "store failing");
   }
 }
+
+/** How batches are formed and ordered. */
+export interface BatchOrder<T> {
+  /**
+   * The item's ordering key (its sender): a batch waits only for earlier
+   * batches holding the same key. undefined orders the item after every
+   * earlier batch and every later batch after it.
+   */
+  readonly keyOf?: (item: T) => unknown;
+  /** A batch stops taking items past this many `sizeOf` bytes (it always takes one): a large item goes alone. */
+  readonly batchBytes?: number;
+}
+
+/** A formed batch until it settled: its keys (undefined: ordered against all) and its settlement. */
+interface Formed {
+  readonly keys: Set<unknown> | undefined;
+  settled: Promise<void>;
+}
+
+const overlaps = (a: Set<unknown>, b: Set<unknown>) => {
+  for (const k of a) if (b.has(k)) return true;
+  return false;
+};
 
 export interface QueueBounds<T> {
   /** Items waiting (not in flight) at most. */
@@ -35,8 +60,10 @@ export interface QueueBounds<T> {
 export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
-  /** Settles after the last formed batch settled its callers (in-order settlement). */
+  /** Settles after every batch formed so far settled its callers (flush). */
   #tail: Promise<void> = Promise.resolve();
+  /** Batches formed and not settled yet, oldest first. */
+  #open: Formed[] = [];
   #scheduled = false;
   #queuedBytes = 0;
   /** The last batch failed: the store is taken as unavailable until one commits. */
@@ -49,6 +76,7 @@ export class GroupCommit<T, R> {
     private readonly maxBatch: number,
     private readonly depth = 1,
     private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
+    private readonly order: BatchOrder<T> = {},
   ) {}
 
   /** Settles with the item's result once its batch committed; rejects when the batch failed or with StoreUnavailable. */
@@ -94,7 +122,7 @@ export class GroupCommit<T, R> {
 
   #run(): void {
     while (this.#inflight < this.depth && this.#queue.length) {
-      const batch = this.#queue.splice(0, this.maxBatch);
+      const batch = this.#take();
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
       this.#inflight++;
@@ -102,14 +130,30 @@ export class GroupCommit<T, R> {
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
       );
-      const before = this.#tail;
       void written.then((out) => (this.#failing = !out.ok));
-      this.#tail = Promise.all([written, before]).then(([out]) => {
+      const keyOf = this.order.keyOf;
+      const keys = keyOf && !batch.some((b) => keyOf(b.item) === undefined) ? new Set(batch.map((b) => keyOf(b.item))) : undefined;
+      const before = this.#open.filter((f) => !keys || !f.keys || overlaps(f.keys, keys)).map((f) => f.settled);
+      const formed: Formed = { keys, settled: Promise.resolve() };
+      formed.settled = Promise.all([written, ...before]).then(([out]) => {
         if (out.ok) batch.forEach((b, i) => b.resolve(out.results[i]!));
         else batch.forEach((b) => b.reject(out.err));
+        this.#open.splice(this.#open.indexOf(formed), 1);
         this.#inflight--;
         if (this.#queue.length) this.#kick();
       });
+      this.#open.push(formed);
+      this.#tail = Promise.all([this.#tail, formed.settled]).then(() => undefined);
     }
+  }
+
+  /** The next batch: up to maxBatch items, and up to `batchBytes` of them (at least one). */
+  #take(): Waiter<T, R>[] {
+    const budget = this.order.batchBytes;
+    if (budget === undefined) return this.#queue.splice(0, this.maxBatch);
+    let n = 0;
+    let bytes = 0;
+    while (n < this.#queue.length && n < this.maxBatch && (n === 0 || bytes + this.#queue[n]!.size <= budget)) bytes += this.#queue[n++]!.size;
+    return this.#queue.splice(0, n);
   }
 }

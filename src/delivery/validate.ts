@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { toId } from "../ids/tsid.ts";
-import { stringifyJson } from "../protocol/json.ts";
+import { payloadTextOf, stringifyJson } from "../protocol/json.ts";
 import { parseMessageId } from "./msg-id.ts";
 import type { ChatType, E2eeMeta, ImMessage } from "./ports.ts";
 
@@ -45,6 +45,52 @@ export const PAYLOADS: Record<string, z.ZodType> = {
 
 /** §2.8 bot addressing: a C2S payload carries text and an integer topic_id. */
 const C2S_PAYLOAD = z.looseObject({ text: str, topic_id: int });
+
+/*
+ * Fast acceptance of the common payloads without zod (a zod parse is the
+ * larger part of validating a short message). Each predicate may only say yes
+ * where its schema above says yes; anything it does not recognise goes to zod,
+ * which then accepts or words the error, so answers never change.
+ * test/delivery/validate.test.ts checks every predicate against its schema.
+ */
+type Obj = Record<string, unknown>;
+const isStr = (v: unknown): v is string => typeof v === "string";
+const isUri = (v: unknown) => typeof v === "string" && v.length > 0;
+const isNum = (v: unknown) => (typeof v === "number" && Number.isFinite(v)) || typeof v === "bigint";
+const isInt = (v: unknown) => (typeof v === "number" && Number.isSafeInteger(v)) || typeof v === "bigint";
+const isPlain = (p: Obj) => {
+  const proto = Object.getPrototypeOf(p);
+  return proto === Object.prototype || proto === null;
+};
+const isImage = (p: Obj) => isUri(p.uri) && isNum(p.size) && isNum(p.width) && isNum(p.height);
+
+export const FAST_PAYLOADS: Readonly<Record<string, (p: Obj) => boolean>> = {
+  text: (p) => isStr(p.text) || isStr(p.content),
+  image: isImage,
+  file: (p) => isUri(p.uri) && isStr(p.name) && isNum(p.size) && isStr(p.mime_type),
+  voice: (p) => isUri(p.uri) && isNum(p.duration_ms) && isNum(p.size),
+  video: (p) => isUri(p.uri) && isNum(p.duration_ms) && isNum(p.size) && isNum(p.width) && isNum(p.height),
+  location: (p) => isNum(p.latitude) && isNum(p.longitude) && isStr(p.title) && isStr(p.address),
+  quote: (p) => isUri(p.quote_msg_id) && isStr(p.quote_text) && isStr(p.text),
+  system: isPlain,
+  revoked: isPlain,
+  unsupported: isPlain,
+};
+export const fastC2sPayload = (p: Obj): boolean => isStr(p.text) && isInt(p.topic_id);
+
+/** The payload's first schema issue, or undefined when it is valid (fast predicate first). */
+function payloadIssue(msgType: string, shape: z.ZodType, payload: Obj, c2s: boolean): string | undefined {
+  const fast = Object.hasOwn(FAST_PAYLOADS, msgType) ? FAST_PAYLOADS[msgType] : undefined;
+  if (!fast?.(payload)) {
+    const p = shape.safeParse(payload);
+    if (!p.success) return firstIssue(p.error, "payload");
+  }
+  if (c2s && !fastC2sPayload(payload)) {
+    const c = C2S_PAYLOAD.safeParse(payload);
+    if (!c.success) return firstIssue(c.error, "payload");
+  }
+  return undefined;
+}
 
 const BASE64 = /^[A-Za-z0-9+/_-]*={0,2}$/;
 const b64 = str.min(1).regex(BASE64, "must be Base64");
@@ -98,7 +144,7 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
   if (raw.action !== undefined && raw.action !== null && raw.action !== "") return bad("action: only S2C carries an action");
   if (typeof raw.msg_type !== "string" || raw.msg_type === "") return bad("msg_type: required");
   const msgType = raw.msg_type;
-  const shape = PAYLOADS[msgType];
+  const shape = Object.hasOwn(PAYLOADS, msgType) ? PAYLOADS[msgType] : undefined; // not "constructor" & co.
   if (!shape) return bad(`msg_type: unknown value ${msgType}`);
   const createdAt = raw.created_at;
   if (createdAt !== undefined && createdAt !== null && typeof createdAt !== "string" && typeof createdAt !== "number") {
@@ -113,12 +159,8 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
   const payload = raw.payload;
   if (notEncrypted(raw.e2ee)) {
     if (!isObject(payload)) return bad("payload: must be an object (a Base64 string only when e2ee is set)");
-    const p = shape.safeParse(payload);
-    if (!p.success) return bad(firstIssue(p.error, "payload"));
-    if (type === "C2S") {
-      const c = C2S_PAYLOAD.safeParse(payload);
-      if (!c.success) return bad(firstIssue(c.error, "payload"));
-    }
+    const issue = payloadIssue(msgType, shape, payload, type === "C2S");
+    if (issue !== undefined) return bad(issue);
   } else {
     const e = E2EE.safeParse(raw.e2ee);
     if (!e.success) return bad(firstIssue(e.error, "e2ee"));
@@ -136,7 +178,8 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
     from,
     to,
     payload: body,
-    payloadJson: stringifyJson(body),
+    // A large payload is stored and pushed as it arrived (the decoder kept its text); others are encoded once here.
+    payloadJson: (body === payload ? payloadTextOf(raw) : undefined) ?? stringifyJson(body),
     msg_type: msgType,
     server_ts: serverTs,
     ...(createdAt !== undefined && createdAt !== null ? { created_at: createdAt } : {}),

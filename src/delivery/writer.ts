@@ -146,10 +146,9 @@ const senderKey = (from: bigint | null | undefined, clientId: string) => `${from
  * in commit order and never skipped: a reader that sees number n sees every
  * number below it.
  */
-const INSERT_BATCH = `with m as (
+const insertBatch = (rows: string) => `with m as (
   insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts)
-  select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
-    $8::text[], $9::text[], $10::text[], $11::bigint[])
+  ${rows}
   on conflict do nothing returning id, chat_type, to_id
 ), g as (
   select to_id as conv, count(*) as n from m where chat_type = 'C2G' group by to_id
@@ -172,6 +171,20 @@ const INSERT_BATCH = `with m as (
   where mid in (select id from m) on conflict do nothing
 )
 select m.id, t.seq from m left join t on t.message_id = m.id`;
+
+const INSERT_BATCH = insertBatch(`select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+    $8::text[], $9::text[], $10::text[], $11::bigint[])`);
+/**
+ * A batch of one message (an idle node's, or a large message, which goes
+ * alone) binds its columns as scalars: a 16 MiB payload inside a text[]
+ * literal cost the driver an escaping pass and PostgreSQL's array parser
+ * hundreds of ms of CPU; as a text parameter it is copied.
+ */
+const INSERT_ONE = insertBatch(`select $1::bigint, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
+    $8::text, $9::text, $10::text, $11::bigint`);
+
+/** The messages columns come first in the batch statement's parameters. */
+const MESSAGE_COLUMNS = 11;
 
 function batchParams(unique: readonly StoreItem[]): unknown[] {
   const rows = unique.map((i) => i.row);
@@ -225,7 +238,11 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
       unique.push(item);
     }
   });
-  const returned = await store.query<{ id: bigint | string; seq: bigint | string | null }>(INSERT_BATCH, batchParams(unique));
+  const params = batchParams(unique);
+  // One message: its columns as scalars (the first 11 parameters are one-element arrays).
+  const one = unique.length === 1;
+  if (one) for (let c = 0; c < MESSAGE_COLUMNS; c++) params[c] = (params[c] as unknown[])[0];
+  const returned = await store.query<{ id: bigint | string; seq: bigint | string | null }>(one ? INSERT_ONE : INSERT_BATCH, params);
   const inserted = new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();
@@ -257,16 +274,31 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
 /** What a queued message holds in memory, about (its stored texts). */
 const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
 
+/**
+ * Whose earlier batches a message's acknowledgement and push wait for: its
+ * group's (timeline numbers are pushed in order) or its sender's. A notice
+ * (no sender) waits for every earlier batch.
+ */
+const orderKey = (i: StoreItem): unknown =>
+  i.row.chatType === "C2G" ? `g${i.row.toId}` : i.row.fromId === null || i.row.fromId === undefined ? undefined : i.row.fromId;
+
+/** A batch takes messages up to this many stored bytes (at least one): a 16 MiB message is written alone. */
+const BATCH_BYTES = 1 << 20;
+
 /** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
 
   constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
-    // Two message batches in flight on PostgreSQL: the second overlaps the first's commit (settled in order).
-    this.messages = new GroupCommit(metrics.timed((items: StoreItem[]) => writeMessages(store, items)), maxBatch, store.kind === "postgres" ? 2 : 1, {
-      ...bounds,
-      sizeOf: itemBytes,
-    });
+    // Two message batches in flight on PostgreSQL: the second overlaps the first's commit. They settle in order
+    // per sender (per group for C2G), so a slow batch (a large message) holds up no one else's acknowledgements.
+    this.messages = new GroupCommit(
+      metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
+      maxBatch,
+      store.kind === "postgres" ? 2 : 1,
+      { ...bounds, sizeOf: itemBytes },
+      { keyOf: orderKey, batchBytes: BATCH_BYTES },
+    );
   }
 
   flush(): Promise<void> {

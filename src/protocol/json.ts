@@ -58,8 +58,98 @@ export function stringifyJson(value: unknown): string {
   }
 }
 
+/** Uplink payloads of at least this many characters are kept as they arrived (see `payloadTextOf`). */
+export const LARGE_PAYLOAD_CHARS = 64 * 1024;
+const PAYLOAD_TEXT = Symbol("payload JSON text as it arrived");
+
+/**
+ * Marks a decoded message with its payload's JSON text as it arrived, when
+ * large: validation stores and pushes that text instead of encoding the
+ * parsed payload again (a 16 MiB stringify is tens of ms of a blocked event
+ * loop). Not enumerable: the object still looks like the parsed JSON.
+ */
+export function keepPayloadText<T extends object>(msg: T, text: string | undefined): T {
+  if (text !== undefined && text.length >= LARGE_PAYLOAD_CHARS) Object.defineProperty(msg, PAYLOAD_TEXT, { value: text });
+  return msg;
+}
+
+/** The payload text `keepPayloadText` recorded, if any. */
+export const payloadTextOf = (msg: object): string | undefined => (msg as { [PAYLOAD_TEXT]?: string })[PAYLOAD_TEXT];
+
+/**
+ * The source text of a top-level member's value in a JSON object text that
+ * already parsed (JSON.parse accepted it), or undefined when the member is
+ * absent, appears more than once, or its key is written with escapes. Lets a
+ * large payload be stored as it arrived instead of being encoded again: the
+ * scan skips strings with indexOf, so a long string costs a native search.
+ */
+export function memberText(text: string, key: string): string | undefined {
+  const quoted = `"${key}"`;
+  let i = text.indexOf("{") + 1;
+  let found: [number, number] | undefined;
+  for (;;) {
+    i = skipSpace(text, i);
+    if (text[i] !== '"') return found && text.slice(found[0], found[1]); // "}" (empty object), or the end
+    const keyEnd = stringEnd(text, i);
+    const k = text.slice(i, keyEnd);
+    if (k.includes("\\")) return undefined; // escaped key: compare decoded (rare, not worth it)
+    i = skipSpace(text, keyEnd) + 1; // past ":"
+    const start = skipSpace(text, i);
+    const end = valueEnd(text, start);
+    if (k === quoted) {
+      if (found) return undefined; // duplicate: JSON.parse keeps the last; do not guess
+      found = [start, end];
+    }
+    i = skipSpace(text, end);
+    if (text[i] !== ",") return found && text.slice(found[0], found[1]);
+    i++;
+  }
+}
+
+function skipSpace(t: string, i: number): number {
+  for (;;) {
+    const c = t.charCodeAt(i);
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+}
+
+/** `i` at an opening quote: the index just past its closing quote. */
+function stringEnd(t: string, i: number): number {
+  for (let q = t.indexOf('"', i + 1); ; q = t.indexOf('"', q + 1)) {
+    if (q < 0) return t.length; // unterminated: never on text that parsed
+    let slashes = 0;
+    while (t.charCodeAt(q - 1 - slashes) === 0x5c) slashes++;
+    if (slashes % 2 === 0) return q + 1;
+  }
+}
+
+/** `i` at the start of a value: the index just past it. */
+function valueEnd(t: string, i: number): number {
+  const c = t[i];
+  if (c === '"') return stringEnd(t, i);
+  if (c !== "{" && c !== "[") {
+    let j = i;
+    while (j < t.length && !",}] \n\r\t".includes(t[j]!)) j++;
+    return j;
+  }
+  let depth = 0;
+  for (let j = i; j < t.length; j++) {
+    const d = t[j];
+    if (d === '"') j = stringEnd(t, j) - 1;
+    else if (d === "{" || d === "[") depth++;
+    else if (d === "}" || d === "]") {
+      if (--depth === 0) return j + 1;
+    }
+  }
+  return t.length;
+}
+
 const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
+
+/** Strict UTF-8 → text (throws TypeError on invalid UTF-8). */
+export const utf8Text = (bytes: Uint8Array): string => decoder.decode(bytes);
 
 /** Decodes UTF-8 JSON straight from bytes (a view is fine: no copy is made first). */
 export function parseJsonBytes(bytes: Uint8Array): unknown {

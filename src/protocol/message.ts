@@ -131,10 +131,11 @@ export function msgFrameType(type: string): number {
 }
 
 /**
- * Fills `pb` and `v2` together from ONE buffer: the protobuf is encoded
- * behind 9 bytes of room, the header is written into them, and `pb` is the
- * view past the header. Either falls back to the JSON text when protobuf
- * cannot hold the message; `v2` alone does when the frame would pass 16 MiB.
+ * Fills `v2` (and `pb` when it differs from a view of it) from ONE buffer: the
+ * protobuf is encoded behind 9 bytes of room and the header is written into
+ * them; `pb` is the view past the header, made only when a svc-protobuf
+ * connection asks (outboundProto). Either falls back to the JSON text when
+ * protobuf cannot hold the message; `v2` alone does when the frame would pass 16 MiB.
  */
 function encodeBinary(out: Outbound): void {
   let buf: Uint8Array;
@@ -145,8 +146,8 @@ function encodeBinary(out: Outbound): void {
     return;
   }
   const len = buf.length - FRAME_HEADER_SIZE;
-  out.encoded.pb = buf.subarray(FRAME_HEADER_SIZE);
   if (len > MAX_FRAME_PAYLOAD) {
+    out.encoded.pb = buf.subarray(FRAME_HEADER_SIZE);
     out.encoded.v2 = outboundJson(out);
   } else {
     writeFrameHeader(buf, 0, msgFrameType(out.msg.type), 0, len);
@@ -156,8 +157,12 @@ function encodeBinary(out: Outbound): void {
 
 /** Bare protobuf (svc-protobuf); the JSON text when the message has no protobuf form. */
 export function outboundProto(out: Outbound): Encoded {
-  if (out.encoded.pb === undefined) encodeBinary(out);
-  return out.encoded.pb!;
+  if (out.encoded.pb === undefined) {
+    if (out.encoded.v2 === undefined) encodeBinary(out);
+    // Not set by encodeBinary: v2 is the framed protobuf, pb the view past its header.
+    out.encoded.pb ??= (out.encoded.v2 as Uint8Array).subarray(FRAME_HEADER_SIZE);
+  }
+  return out.encoded.pb;
 }
 
 /** svc.v2: protobuf inside a MSG frame, flags 0; the JSON text when protobuf (or the frame) cannot hold it. */

@@ -1,16 +1,16 @@
 /**
  * Protobuf wire codec of `ibis.v2.Message` and `ibis.v2.ClientAck`
- * (proto/ibis/v2/message.proto), written on protobuf-es's BinaryWriter /
- * BinaryReader instead of the reflective create/toBinary/fromBinary: about
- * 4× faster, one object per decode, and the encoder can leave room for the
- * svc.v2 header so one buffer serves svc-protobuf and svc.v2. The generated
+ * (proto/ibis/v2/message.proto), written by hand (Message encoder) and on
+ * protobuf-es's BinaryReader instead of the reflective create/toBinary/fromBinary:
+ * one object per decode, one exactly sized buffer per encode, and the encoder can
+ * leave room for the svc.v2 header so one buffer serves svc-protobuf and svc.v2. The generated
  * schema stays the reference: test/protocol/pb.test.ts checks byte equality
  * with toBinary, round trips through fromBinary and the schema's field list.
  */
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { parseJsonBytes, stringifyJson } from "./json.ts";
+import { keepPayloadText, parseJson, stringifyJson } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -79,12 +79,17 @@ const SINT64_MAX = (1n << 63n) - 1n;
 const DIGITS = /^\d+$/;
 
 // ---- encode ----------------------------------------------------------------------
+//
+// The Message encoder sizes the message first and writes it into ONE buffer of
+// exactly that size (with `reserve` bytes of room in front): no writer chunks,
+// no final concatenation, and a 16 MiB payload is copied once (UTF-16 → UTF-8
+// straight into place). test/protocol/pb.test.ts checks it byte for byte
+// against protobuf-es toBinary.
 
-// One writer reused across calls (encoding is synchronous); dropped after a
-// large message so its grown buffer is not kept for the process lifetime.
-// Pure: a bundle that only decodes (the browser SDK) drops the writer.
-let writer = /* @__PURE__ */ new BinaryWriter();
-const WRITER_KEEP_MAX = 1024 * 1024;
+// Pure: a bundle that only decodes (the browser SDK) drops the encoder.
+const encoder = /* @__PURE__ */ new TextEncoder();
+/** Below this many UTF-16 units a string is measured and written by hand; above, natively. */
+const SHORT_STRING = 64;
 
 function sint64(v: bigint, name: string): bigint {
   if (v < SINT64_MIN || v > SINT64_MAX) throw new RangeError(`${name} ${v} outside sint64`);
@@ -100,21 +105,160 @@ function createdAtMs(v: string | number | undefined): number | bigint {
   return Number.isNaN(ms) ? 0 : ms;
 }
 
-function writeE2ee(w: BinaryWriter, e: E2eeMeta): void {
-  w.tag(MESSAGE_FIELDS.e2ee, Bytes).fork();
-  if (e.e2ee) w.tag(E2EE_FIELDS.e2ee, Varint).bool(true);
-  if (e.e2ee_ver) w.tag(E2EE_FIELDS.e2ee_ver, Varint).int32(e.e2ee_ver);
-  if (e.e2ee_suite) w.tag(E2EE_FIELDS.e2ee_suite, Bytes).string(e.e2ee_suite);
-  if (e.nonce) w.tag(E2EE_FIELDS.nonce, Bytes).string(e.nonce);
-  for (const k of e.keys) {
-    w.tag(E2EE_FIELDS.keys, Bytes).fork();
-    if (k.did) w.tag(E2EE_KEY_FIELDS.did, Bytes).string(k.did);
-    if (k.kid !== undefined) w.tag(E2EE_KEY_FIELDS.kid, Bytes).string(k.kid); // explicit presence
-    if (k.wrap_alg) w.tag(E2EE_KEY_FIELDS.wrap_alg, Bytes).string(k.wrap_alg);
-    if (k.ek) w.tag(E2EE_KEY_FIELDS.ek, Bytes).string(k.ek);
-    w.join();
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * A string's UTF-8 as the encoder will write it: its length (TextEncoder's: a
+ * lone surrogate becomes U+FFFD, 3 bytes), or for a long non-ASCII string its
+ * bytes, encoded natively once. A long ASCII string (a large payload, usually)
+ * is checked by one native regex scan and later encoded straight into place.
+ */
+type Utf8 = number | Uint8Array;
+
+function utf8Of(s: string): Utf8 {
+  if (s.length > SHORT_STRING) return NON_ASCII.test(s) ? encoder.encode(s) : s.length;
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
   }
-  w.join();
+  return n;
+}
+
+const lengthOf = (u: Utf8): number => (typeof u === "number" ? u : u.length);
+
+/** A 64-bit varint as two uint32 halves (protobuf-es writes int64/sint64 this way). */
+interface U64 {
+  lo: number;
+  hi: number;
+}
+const U32 = 0x1_0000_0000;
+const U64_MAX = (1n << 64n) - 1n;
+
+function u64OfBigint(v: bigint): U64 {
+  const u = v >= 0n && v <= U64_MAX ? v : BigInt.asUintN(64, v);
+  return { lo: Number(u & 0xffffffffn), hi: Number(u >> 32n) };
+}
+
+/** int64 of a number or bigint (two's complement for negatives). */
+function int64(v: number | bigint): U64 {
+  if (typeof v === "number" && Number.isInteger(v) && v >= 0 && v <= Number.MAX_SAFE_INTEGER) return { lo: v % U32, hi: Math.floor(v / U32) };
+  return u64OfBigint(BigInt(v));
+}
+
+const zigzag = (v: bigint): U64 => u64OfBigint(v >= 0n ? v << 1n : ((-v) << 1n) - 1n);
+/** int32 as protobuf writes it: negatives sign-extended to 10 bytes. */
+const int32 = (v: number): U64 => (v >= 0 ? { lo: v, hi: 0 } : { lo: v >>> 0, hi: 0xffffffff });
+
+function varintSize(v: U64): number {
+  let { lo, hi } = v;
+  let n = 1;
+  while (hi !== 0 || lo > 127) {
+    lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+    hi >>>= 7;
+    n++;
+  }
+  return n;
+}
+const uintSize = (n: number): number => (n < 0x80 ? 1 : n < 0x4000 ? 2 : n < 0x200000 ? 3 : n < 0x10000000 ? 4 : 5);
+
+/** Cursor over the output buffer. */
+class Out {
+  pos: number;
+  constructor(
+    readonly buf: Uint8Array,
+    pos: number,
+  ) {
+    this.pos = pos;
+  }
+  byte(b: number): void {
+    this.buf[this.pos++] = b;
+  }
+  uint(n: number): void {
+    while (n > 127) {
+      this.buf[this.pos++] = (n & 0x7f) | 0x80;
+      n >>>= 7;
+    }
+    this.buf[this.pos++] = n;
+  }
+  varint(v: U64): void {
+    let { lo, hi } = v;
+    while (hi !== 0 || lo > 127) {
+      this.buf[this.pos++] = (lo & 0x7f) | 0x80;
+      lo = ((lo >>> 7) | (hi << 25)) >>> 0;
+      hi >>>= 7;
+    }
+    this.buf[this.pos++] = lo;
+  }
+  /** A length-delimited string, measured by `utf8Of`. */
+  string(s: string, u: Utf8): void {
+    if (typeof u !== "number") {
+      this.uint(u.length);
+      this.buf.set(u, this.pos);
+      this.pos += u.length;
+      return;
+    }
+    this.uint(u);
+    if (u === s.length && u <= SHORT_STRING) {
+      // ASCII (UTF-8 length = UTF-16 length only when every unit is below 0x80)
+      for (let i = 0; i < u; i++) this.buf[this.pos++] = s.charCodeAt(i);
+      return;
+    }
+    encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + u));
+    this.pos += u;
+  }
+}
+
+const tagSize = (no: number) => (no < 16 ? 1 : 2);
+const bytesField = (no: number, len: number) => tagSize(no) + uintSize(len) + len;
+const KEY = (no: number, wire: WireType) => (no << 3) | wire;
+
+interface E2eeSized {
+  readonly ver: U64 | undefined;
+  readonly suite: Utf8 | undefined;
+  readonly nonce: Utf8 | undefined;
+  readonly keys: { did?: Utf8; kid?: Utf8; wrap?: Utf8; ek?: Utf8; size: number }[];
+  readonly size: number;
+}
+
+function sizeE2ee(e: E2eeMeta): E2eeSized {
+  const ver = e.e2ee_ver ? int32(e.e2ee_ver) : undefined;
+  const suite = e.e2ee_suite ? utf8Of(e.e2ee_suite) : undefined;
+  const nonce = e.nonce ? utf8Of(e.nonce) : undefined;
+  let size = (e.e2ee ? 2 : 0) + (ver ? 1 + varintSize(ver) : 0) + (suite !== undefined ? bytesField(3, lengthOf(suite)) : 0) + (nonce !== undefined ? bytesField(4, lengthOf(nonce)) : 0);
+  const keys = e.keys.map((k) => {
+    const did = k.did ? utf8Of(k.did) : undefined;
+    const kid = k.kid !== undefined ? utf8Of(k.kid) : undefined; // explicit presence
+    const wrap = k.wrap_alg ? utf8Of(k.wrap_alg) : undefined;
+    const ek = k.ek ? utf8Of(k.ek) : undefined;
+    const inner = (did !== undefined ? bytesField(1, lengthOf(did)) : 0) + (kid !== undefined ? bytesField(2, lengthOf(kid)) : 0) + (wrap !== undefined ? bytesField(3, lengthOf(wrap)) : 0) + (ek !== undefined ? bytesField(4, lengthOf(ek)) : 0);
+    size += bytesField(5, inner);
+    return { did, kid, wrap, ek, size: inner };
+  });
+  return { ver, suite, nonce, keys, size };
+}
+
+function writeE2ee(o: Out, e: E2eeMeta, z: E2eeSized): void {
+  o.byte(KEY(MESSAGE_FIELDS.e2ee, Bytes));
+  o.uint(z.size);
+  if (e.e2ee) o.byte(KEY(E2EE_FIELDS.e2ee, Varint)), o.byte(1);
+  if (z.ver) o.byte(KEY(E2EE_FIELDS.e2ee_ver, Varint)), o.varint(z.ver);
+  if (z.suite !== undefined) o.byte(KEY(E2EE_FIELDS.e2ee_suite, Bytes)), o.string(e.e2ee_suite, z.suite);
+  if (z.nonce !== undefined) o.byte(KEY(E2EE_FIELDS.nonce, Bytes)), o.string(e.nonce, z.nonce);
+  e.keys.forEach((k, i) => {
+    const s = z.keys[i]!;
+    o.byte(KEY(E2EE_FIELDS.keys, Bytes));
+    o.uint(s.size);
+    if (s.did !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.did, Bytes)), o.string(k.did, s.did);
+    if (s.kid !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.kid, Bytes)), o.string(k.kid!, s.kid);
+    if (s.wrap !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.wrap_alg, Bytes)), o.string(k.wrap_alg, s.wrap);
+    if (s.ek !== undefined) o.byte(KEY(E2EE_KEY_FIELDS.ek, Bytes)), o.string(k.ek, s.ek);
+  });
 }
 
 /**
@@ -128,30 +272,49 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
   if (type === undefined) throw new TypeError(`type ${msg.type} has no protobuf form`);
   const msgType = own(MSG_TYPE, msg.msg_type ?? "");
   if (msgType === undefined) throw new TypeError(`msg_type ${msg.msg_type} has no protobuf form`);
+  const e2ee = msg.e2ee;
+  if (e2ee && e2ee.e2ee_ver && (!Number.isInteger(e2ee.e2ee_ver) || e2ee.e2ee_ver < -(2 ** 31) || e2ee.e2ee_ver > 2 ** 31 - 1)) {
+    throw new RangeError(`e2ee_ver ${e2ee.e2ee_ver} outside int32`);
+  }
   const payload = msg.payloadJson ?? (msg.payload === undefined ? undefined : stringifyJson(msg.payload));
   const createdAt = createdAtMs(msg.created_at);
 
-  const w = writer;
-  try {
-    if (reserve > 0) w.raw(new Uint8Array(reserve));
-    if (msg.id) w.tag(MESSAGE_FIELDS.id, Bytes).string(msg.id);
-    if (type) w.tag(MESSAGE_FIELDS.type, Varint).int32(type);
-    if (msg.from) w.tag(MESSAGE_FIELDS.from, Varint).sint64(sint64(msg.from, "from"));
-    if (msg.to) w.tag(MESSAGE_FIELDS.to, Varint).sint64(sint64(msg.to, "to"));
-    if (msgType) w.tag(MESSAGE_FIELDS.msg_type, Varint).int32(msgType);
-    if (msg.action) w.tag(MESSAGE_FIELDS.action, Bytes).string(msg.action);
-    if (payload) w.tag(MESSAGE_FIELDS.payload, Bytes).string(payload); // UTF-8 length-delimited = bytes
-    if (msg.server_ts) w.tag(MESSAGE_FIELDS.server_ts, Varint).int64(msg.server_ts);
-    if (createdAt) w.tag(MESSAGE_FIELDS.created_at, Varint).int64(createdAt);
-    if (msg.e2ee) writeE2ee(w, msg.e2ee);
-    if (msg.in_reply_to) w.tag(MESSAGE_FIELDS.in_reply_to, Bytes).string(msg.in_reply_to);
-    const out = w.finish();
-    if (out.length > WRITER_KEEP_MAX) writer = new BinaryWriter();
-    return out;
-  } catch (e) {
-    writer = new BinaryWriter(); // half-written state
-    throw e;
-  }
+  // UTF-8 and varint sizes (undefined: field absent), in field order.
+  const id = msg.id ? utf8Of(msg.id) : undefined;
+  const from = msg.from ? zigzag(sint64(msg.from, "from")) : undefined;
+  const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
+  const action = msg.action ? utf8Of(msg.action) : undefined;
+  const body = payload ? utf8Of(payload) : undefined;
+  const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
+  const created = createdAt ? int64(createdAt) : undefined;
+  const z = e2ee ? sizeE2ee(e2ee) : undefined;
+  const reply = msg.in_reply_to ? utf8Of(msg.in_reply_to) : undefined;
+  const size =
+    (id !== undefined ? bytesField(1, lengthOf(id)) : 0) +
+    (type ? 1 + uintSize(type) : 0) +
+    (from ? 1 + varintSize(from) : 0) +
+    (to ? 1 + varintSize(to) : 0) +
+    (msgType ? 1 + uintSize(msgType) : 0) +
+    (action !== undefined ? bytesField(6, lengthOf(action)) : 0) +
+    (body !== undefined ? bytesField(7, lengthOf(body)) : 0) +
+    (serverTs ? 1 + varintSize(serverTs) : 0) +
+    (created ? 1 + varintSize(created) : 0) +
+    (z ? bytesField(10, z.size) : 0) +
+    (reply !== undefined ? bytesField(11, lengthOf(reply)) : 0);
+
+  const o = new Out(new Uint8Array(reserve + size), reserve);
+  if (id !== undefined) o.byte(KEY(MESSAGE_FIELDS.id, Bytes)), o.string(msg.id, id);
+  if (type) o.byte(KEY(MESSAGE_FIELDS.type, Varint)), o.uint(type);
+  if (from) o.byte(KEY(MESSAGE_FIELDS.from, Varint)), o.varint(from);
+  if (to) o.byte(KEY(MESSAGE_FIELDS.to, Varint)), o.varint(to);
+  if (msgType) o.byte(KEY(MESSAGE_FIELDS.msg_type, Varint)), o.uint(msgType);
+  if (action !== undefined) o.byte(KEY(MESSAGE_FIELDS.action, Bytes)), o.string(msg.action!, action);
+  if (body !== undefined) o.byte(KEY(MESSAGE_FIELDS.payload, Bytes)), o.string(payload!, body); // UTF-8 length-delimited = bytes
+  if (serverTs) o.byte(KEY(MESSAGE_FIELDS.server_ts, Varint)), o.varint(serverTs);
+  if (created) o.byte(KEY(MESSAGE_FIELDS.created_at, Varint)), o.varint(created);
+  if (z) writeE2ee(o, e2ee!, z);
+  if (reply !== undefined) o.byte(KEY(MESSAGE_FIELDS.in_reply_to, Bytes)), o.string(msg.in_reply_to!, reply);
+  return o.buf;
 }
 
 export function encodeClientAckPb(ack: { type: ChatType; msgId: string; did: string }): Uint8Array {
@@ -228,13 +391,14 @@ function readE2ee(r: BinaryReader, end: number, into: E2eeRead | undefined): E2e
 
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 
-/** Payload bytes → value; an encrypted payload may also arrive as bare Base64 text. */
-function payloadValue(bytes: Uint8Array, encrypted: boolean): unknown {
+/** Payload bytes → value and its JSON text; an encrypted payload may also arrive as bare Base64 text (no JSON text). */
+function payloadValue(bytes: Uint8Array, encrypted: boolean): { value: unknown; json?: string } {
+  const text = utf8Strict.decode(bytes);
   try {
-    return parseJsonBytes(bytes);
+    return { value: parseJson(text), json: text };
   } catch (e) {
     if (!encrypted) throw e;
-    return utf8Strict.decode(bytes);
+    return { value: text };
   }
 }
 
@@ -316,7 +480,11 @@ export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | un
     if (typeName === undefined) return undefined;
     const encrypted = e2ee?.e2ee === true;
     const out: Record<string, unknown> = { id, type: typeName, from: from === 0n ? "" : from, to };
-    if (payload !== undefined && payload.length > 0) out.payload = payloadValue(payload, encrypted);
+    if (payload !== undefined && payload.length > 0) {
+      const p = payloadValue(payload, encrypted);
+      out.payload = p.value;
+      keepPayloadText(out, p.json);
+    }
     if (createdAt !== 0n) out.created_at = Number(createdAt);
     if (serverTs !== 0n) out.server_ts = Number(serverTs);
     if (action !== "") out.action = action;

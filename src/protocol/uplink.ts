@@ -6,7 +6,7 @@
  */
 import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
-import { parseJsonBytes, tryParseJson } from "./json.ts";
+import { keepPayloadText, LARGE_PAYLOAD_CHARS, memberText, parseJson, utf8Text } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
 import { decodeClientAckPb } from "./pb.ts";
 
@@ -53,8 +53,9 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
   if (looksLikeJsonObject(bytes)) {
     try {
-      const value = parseJsonBytes(bytes);
-      if (isObject(value)) return value;
+      const text = utf8Text(bytes);
+      const value = parseJson(text);
+      if (isObject(value)) return withPayloadText(value, text);
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
     }
@@ -93,10 +94,18 @@ export function messageIdInBytes(bytes: Uint8Array): string | undefined {
 export function decodeMessageText(
   text: string,
 ): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: "invalid_json" | "invalid_message" } {
-  const parsed = tryParseJson(text);
-  if (!parsed.ok) return { ok: false, reason: "invalid_json" };
-  return isObject(parsed.value) ? { ok: true, raw: parsed.value } : { ok: false, reason: "invalid_message" };
+  let value: unknown;
+  try {
+    value = parseJson(text);
+  } catch {
+    return { ok: false, reason: "invalid_json" };
+  }
+  return isObject(value) ? { ok: true, raw: withPayloadText(value, text) } : { ok: false, reason: "invalid_message" };
 }
+
+/** A large message's payload text as it arrived (`keepPayloadText`); small ones are not scanned. */
+const withPayloadText = (msg: Record<string, unknown>, text: string) =>
+  text.length < LARGE_PAYLOAD_CHARS ? msg : keepPayloadText(msg, memberText(text, "payload"));
 
 /**
  * svc.v2 frame ACK → client-ack: the uint64 is the acknowledged message's

@@ -110,7 +110,7 @@ export function runBusSuite(name: string, make: () => Promise<BusFixture>): void
       const a = await started(1);
       const b = await started(2);
       const sent: BusEntry[] = [
-        { kind: "channel", channelId: BIG, action: "channel_unread_count" },
+        { kind: "channel", channelId: BIG, action: "channel_unread_count", subscribers: 100_000 },
         { kind: "channel", channelId: BIG + 1n, action: "channel_unread_count", userIds: [BIG + 2n] },
         {
           kind: "channel",

@@ -76,6 +76,76 @@ describe("GroupCommit", () => {
     expect(gc.batches).toBe(2);
   });
 
+  test("keyed: a slow batch holds up later batches of its own senders only; an unkeyed item orders against all", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    type Item = { key?: string; n: number };
+    const gc = new GroupCommit<Item, number>(
+      async (items) => {
+        if (items.some((i) => i.n === 1)) await gate; // the first batch is slow (a large message)
+        return items.map((i) => i.n);
+      },
+      10,
+      3,
+      { maxItems: 100, maxBytes: 1e9, sizeOf: (i) => (i.n === 1 ? 16 << 20 : 10) },
+      { keyOf: (i) => i.key, batchBytes: 1 << 20 },
+    );
+    const order: number[] = [];
+    const add = (key: string | undefined, n: number) => gc.add({ key, n }).then((r) => void order.push(r));
+    const slow = add("a", 1);
+    await new Promise((r) => setImmediate(r));
+    const other = add("b", 2); // another sender: settles while "a"'s batch is still writing
+    await new Promise((r) => setImmediate(r));
+    const sameSender = add("a", 3); // waits for "a"'s earlier batch
+    await new Promise((r) => setImmediate(r));
+    await other;
+    expect(order).toEqual([2]);
+    release();
+    await Promise.all([slow, sameSender]);
+    expect(order).toEqual([2, 1, 3]);
+
+    // An item without a key (a notice) waits for every earlier batch, and later ones wait for it.
+    let release2!: () => void;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    const gc2 = new GroupCommit<Item, number>(
+      async (items) => {
+        if (items.some((i) => i.n === 1)) await gate2;
+        return items.map((i) => i.n);
+      },
+      10,
+      3,
+      undefined,
+      { keyOf: (i) => i.key },
+    );
+    const seen: number[] = [];
+    const p1 = gc2.add({ key: "a", n: 1 }).then((r) => seen.push(r));
+    await new Promise((r) => setImmediate(r));
+    const p2 = gc2.add({ n: 2 }).then((r) => seen.push(r));
+    await new Promise((r) => setImmediate(r));
+    const p3 = gc2.add({ key: "b", n: 3 }).then((r) => seen.push(r));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(seen).toEqual([]);
+    release2();
+    await Promise.all([p1, p2, p3]);
+    expect(seen).toEqual([1, 2, 3]);
+  });
+
+  test("batchBytes: a large item goes alone; small ones fill a batch up to the budget", async () => {
+    const writes: number[][] = [];
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        return items;
+      },
+      100,
+      1,
+      { maxItems: 100, maxBytes: 1e9, sizeOf: (n) => n },
+      { batchBytes: 100 },
+    );
+    await Promise.all([40, 50, 1000, 30, 30, 30, 30].map((n) => gc.add(n)));
+    expect(writes).toEqual([[40, 50], [1000], [30, 30, 30], [30]]);
+  });
+
   test("bounded: beyond maxItems or maxBytes waiting, add refuses at once (StoreUnavailable queue_full)", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

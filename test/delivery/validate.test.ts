@@ -1,6 +1,10 @@
 import { describe, expect, test } from "bun:test";
+import fc from "fast-check";
 import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
-import { validateUplink } from "../../src/delivery/validate.ts";
+import { FAST_PAYLOADS, fastC2sPayload, PAYLOADS, validateUplink } from "../../src/delivery/validate.ts";
+import { LARGE_PAYLOAD_CHARS } from "../../src/protocol/json.ts";
+import { encodeMessagePb } from "../../src/protocol/pb.ts";
+import { decodeMessageBytes, decodeMessageText } from "../../src/protocol/uplink.ts";
 import { E2EE } from "./harness.ts";
 
 const ME = 300000000000000001n;
@@ -103,6 +107,8 @@ describe("validateUplink", () => {
     ["e2ee missing nonce", { payload: "Q2lw", e2ee: { ...E2EE, nonce: undefined } }, /nonce/],
     ["created_at object", { created_at: {} }, /created_at/],
     ["reply_to without msg_id", { reply_to: { from_id: 1 } }, /reply_to/],
+    ["msg_type naming an Object.prototype member", { msg_type: "constructor" }, /unknown value/],
+    ["msg_type __proto__", { msg_type: "__proto__" }, /unknown value/],
   ];
   test.each(bad)("refuses %s", (_name, over, reason) => {
     const r = validateUplink(base(over), ME, 1000);
@@ -131,5 +137,91 @@ describe("validateUplink", () => {
     if (!r.ok) throw new Error(r.reason);
     expect(r.msg.payloadJson).toBe('"Q2lwaGVy"');
     expect(r.msg.e2ee?.keys[0]?.did).toBe("dev-1");
+  });
+});
+
+describe("fast payload predicates never accept what zod refuses", () => {
+  // Field values of every kind the decoders can produce, including the lenient and the wrong ones.
+  const value = fc.oneof(
+    fc.string({ maxLength: 4 }),
+    fc.constantFrom("", "10", "-3", "1.5", "x1", "1e3", " 1"),
+    fc.double(),
+    fc.integer(),
+    fc.constantFrom(2 ** 53, 2 ** 60, -0, 0.5, Number.MAX_SAFE_INTEGER),
+    fc.bigInt({ min: -(1n << 64n), max: 1n << 64n }),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.array(fc.integer(), { maxLength: 2 }),
+    fc.constant({}),
+  );
+  const FIELDS = ["text", "content", "uri", "size", "width", "height", "name", "mime_type", "duration_ms", "latitude", "longitude", "title", "address", "quote_msg_id", "quote_text", "topic_id"];
+  const payload = fc.dictionary(fc.constantFrom(...FIELDS), value, { maxKeys: 8 });
+
+  test.each(Object.keys(FAST_PAYLOADS))("%s", (msgType) => {
+    const fast = FAST_PAYLOADS[msgType]!;
+    const zod = PAYLOADS[msgType]!;
+    fc.assert(
+      fc.property(payload, (p) => {
+        if (fast(p)) expect(zod.safeParse(p).success).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("C2S payload", () => {
+    fc.assert(
+      fc.property(payload, (p) => {
+        if (fastC2sPayload(p)) expect(validateUplink(base({ id: "C2S.1.2.a", type: "C2S", payload: { ...p, text: p.text } }), ME, 1).ok).toBe(true);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  test("the common payloads take the fast path", () => {
+    const common: [string, Record<string, unknown>][] = [
+      ["text", { text: "hi" }],
+      ["text", { content: "hi" }],
+      ["image", { uri: "u", size: 1, width: 2, height: 3 }],
+      ["file", { uri: "u", name: "n", size: 10n, mime_type: "m" }],
+      ["system", {}],
+    ];
+    for (const [t, p] of common) expect(FAST_PAYLOADS[t]!(p)).toBe(true);
+    expect(fastC2sPayload({ text: "hi", topic_id: 3 })).toBe(true);
+    // Not plain objects: zod decides.
+    expect(FAST_PAYLOADS.system!(new Date() as never)).toBe(false);
+  });
+});
+
+describe("large payloads are stored as they arrived, small ones encoded once", () => {
+  const big = "x".repeat(LARGE_PAYLOAD_CHARS);
+  const envelope = (payloadText: string) =>
+    `{"id":"C2C.1.2.a", "type":"C2C","from":${ME},"to":300000000000000002,"msg_type":"text",  "payload" :${payloadText} }`;
+
+  test("JSON text and JSON bytes: the payload's source text, spaces and all", () => {
+    const payloadText = `{ "text" : "${big}", "n": 300000000000000009 }`;
+    for (const raw of [decodeMessageText(envelope(payloadText)), { ok: true, raw: decodeMessageBytes(new TextEncoder().encode(envelope(payloadText))) }]) {
+      if (!raw.ok || !raw.raw) throw new Error("not decoded");
+      const r = validateUplink(raw.raw, ME, 1);
+      if (!r.ok) throw new Error(r.reason);
+      expect(r.msg.payloadJson).toBe(payloadText);
+    }
+  });
+
+  test("a small payload is encoded (normalised), as before", () => {
+    const raw = decodeMessageText(envelope(`{ "text" : "hi" }`));
+    if (!raw.ok) throw new Error("not decoded");
+    const r = validateUplink(raw.raw, ME, 1);
+    expect(r.ok && r.msg.payloadJson).toBe('{"text":"hi"}');
+  });
+
+  test("protobuf: the payload bytes' text; reply_to merged → encoded again", () => {
+    const payloadJson = `{ "text":"${big}" }`;
+    const bytes = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
+    const raw = decodeMessageBytes(bytes)!;
+    const r = validateUplink(raw, ME, 1);
+    expect(r.ok && r.msg.payloadJson).toBe(payloadJson);
+    const quoted = validateUplink(Object.assign(raw, { reply_to: { msg_id: "C2C.9.9.q" } }), ME, 1); // keeps the recorded text
+    expect(quoted.ok && quoted.msg.payloadJson).toBe(`{"text":"${big}","reply_to":{"msg_id":"C2C.9.9.q"}}`);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
+import { memberText, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("JSON codec: exact 64-bit integers", () => {
   test.each([
@@ -51,5 +51,40 @@ describe("JSON codec: edges", () => {
     expect(parseJsonBytes(utf8('{"id":9007199254740993}'))).toEqual({ id: 9_007_199_254_740_993n });
     expect(tryParseJson("{nope")).toEqual({ ok: false });
     expect(() => parseJsonBytes(new Uint8Array([0xff, 0xfe]))).toThrow();
+  });
+});
+
+describe("memberText: a top-level member's source text", () => {
+  test("property: parses to the member JSON.parse gives, whatever the formatting", () => {
+    const obj = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
+    fc.assert(
+      fc.property(obj, fc.jsonValue({ maxDepth: 3 }), fc.constantFrom(0, 1, "\t", " \n "), fc.nat(5), (rest, payload, indent, at) => {
+        // Keys JSON writes with escapes are left to the parser (memberText answers undefined): plain keys here.
+        const keys = Object.keys(rest).filter((k) => k !== "payload" && !JSON.stringify(k).includes("\\"));
+        const entries: [string, unknown][] = keys.map((k) => [k, rest[k]]);
+        entries.splice(Math.min(at, entries.length), 0, ["payload", payload]);
+        const text = JSON.stringify(Object.fromEntries(entries), null, indent as never);
+        const got = memberText(text, "payload");
+        expect(got).toBeDefined();
+        expect(JSON.parse(got!)).toEqual(JSON.parse(text).payload);
+        expect(memberText(text, "absent-key")).toBeUndefined();
+      }),
+      { numRuns: 400 },
+    );
+  });
+
+  test.each([
+    ['{"payload":{"text":"a\\\\"},"x":1}', '{"text":"a\\\\"}'],
+    ['{"x":"\\"payload\\":1","payload":[1,{"a":"]}"}]}', '[1,{"a":"]}"}]'],
+    ['{ "payload" : -1.5e3 , "y":true}', "-1.5e3"],
+    ['{"payload":"\\\\"}', '"\\\\"'],
+  ])("%s", (text, want) => {
+    expect(memberText(text, "payload")).toBe(want);
+  });
+
+  test("duplicates and escaped keys are left to the parser", () => {
+    expect(memberText('{"payload":1,"payload":2}', "payload")).toBeUndefined();
+    expect(memberText('{"pay\\u006coad":1}', "payload")).toBeUndefined();
+    expect(memberText("{}", "payload")).toBeUndefined();
   });
 });

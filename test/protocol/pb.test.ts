@@ -103,6 +103,29 @@ describe("hand-written Message codec", () => {
     );
   });
 
+  test("property: strings of every length and code unit (lone surrogates, long payloads) encode like toBinary", () => {
+    // Short strings are measured and written by hand, long ones natively: both must match TextEncoder.
+    const any = fc.string({ unit: "binary", minLength: 0, maxLength: 300 });
+    fc.assert(
+      fc.property(any, any, any, fc.bigInt({ min: -(1n << 63n), max: (1n << 63n) - 1n }), (text, id, action, from) => {
+        const msg: ImMessage = { id, type: "C2C", from, to: 7n, payload: {}, payloadJson: text, action, server_ts: 1, in_reply_to: id };
+        expect(encodeMessagePb(msg)).toEqual(referenceEncode(msg));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  test("int64 fields: negative, past 2^53, non-integer", () => {
+    const base: ImMessage = { id: "C2C.1.2.3", type: "C2C", from: 1n, to: 2n, payload: {}, server_ts: -5, created_at: "18446744073709551615" };
+    for (const created_at of [-1, 2 ** 53 + 2, "9223372036854775807", "2026-01-02T03:04:05Z"]) {
+      const msg = { ...base, created_at };
+      const ref = { ...msg, created_at: typeof created_at === "string" ? undefined : created_at };
+      if (typeof created_at === "number") expect(encodeMessagePb(msg)).toEqual(referenceEncode(ref));
+      else expect(() => encodeMessagePb(msg)).not.toThrow();
+    }
+    expect(() => encodeMessagePb({ ...base, server_ts: 1.5 })).toThrow();
+  });
+
   test("reserve leaves zeroed room in front", () => {
     const msg: ImMessage = { id: "C2C.1.2.3", type: "C2C", from: 1n, to: 2n, payload: {}, server_ts: 3 };
     const plain = encodeMessagePb(msg);

@@ -30,6 +30,8 @@ export interface ChannelEvent {
   readonly payload?: string;
   /** Only these users (mark read: the caller); absent: every online subscriber. */
   readonly userIds?: readonly bigint[];
+  /** The channel's subscriber count as the publisher read it: which side a node walks (else it asks). */
+  readonly subscribers?: number;
 }
 
 /** This node's online users and the one-user push (implemented over src/ws by src/node.ts). */
@@ -50,6 +52,9 @@ export interface FanoutCounters {
   /** Queries run to resolve recipients. */
   queries: number;
 }
+
+/** Recipient queries one node runs at once for one event. */
+const CHUNKS_IN_FLIGHT = 3;
 
 const yieldToLoop = () => new Promise<void>((r) => setImmediate(r));
 
@@ -114,18 +119,23 @@ export class ChannelFanout {
       if (here.length) send(await this.#subscribersAmong(e.channelId, here));
       return;
     }
-    const [c] = await this.store.rows<{ subscriber_count: unknown }>(
-      sql`select subscriber_count from channel where id = ${e.channelId} and deleted_at is null`,
-    );
-    this.counters.queries++;
-    if (!c) return;
-    if (Number(c.subscriber_count) <= this.local.userCount) {
+    // The publisher's count of subscribers picks the side to walk (either side is correct; a stale hint only costs speed).
+    let subscribers = e.subscribers;
+    if (subscribers === undefined) {
+      const [c] = await this.store.rows<{ subscriber_count: unknown }>(
+        sql`select subscriber_count from channel where id = ${e.channelId} and deleted_at is null`,
+      );
+      this.counters.queries++;
+      if (!c) return;
+      subscribers = Number(c.subscriber_count);
+    }
+    if (subscribers <= this.local.userCount) {
       // Fewer subscribers than online users here: page through the subscriptions.
       let after = -1n;
       for (;;) {
         const rows = await this.store.rows<{ user_id: unknown; unread: unknown }>(sql`
           select s.user_id, c.last_seq - s.read_seq as unread from channel_subscription s join channel c on c.id = s.channel_id
-          where s.channel_id = ${e.channelId} and s.user_id > ${after} order by s.user_id limit ${this.chunk}`);
+          where s.channel_id = ${e.channelId} and s.user_id > ${after} and c.deleted_at is null order by s.user_id limit ${this.chunk}`);
         this.counters.queries++;
         send(rows.filter((r) => this.local.online(BigInt(r.user_id as bigint))));
         if (rows.length < this.chunk) return;
@@ -133,17 +143,26 @@ export class ChannelFanout {
         await yieldToLoop();
       }
     }
-    // Fewer online users than subscribers: ask about them, a chunk at a time.
+    // Fewer online users than subscribers: ask about them a chunk at a time, a few chunks in flight
+    // (each answer is pushed as it arrives; the pool keeps room for the node's other queries).
+    const chunks: bigint[][] = [];
     let batch: bigint[] = [];
     for (const u of this.local.users()) {
       batch.push(u);
       if (batch.length === this.chunk) {
-        send(await this.#subscribersAmong(e.channelId, batch));
+        chunks.push(batch);
         batch = [];
-        await yieldToLoop();
       }
     }
-    if (batch.length) send(await this.#subscribersAmong(e.channelId, batch));
+    if (batch.length) chunks.push(batch);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < chunks.length; i = next++) {
+        send(await this.#subscribersAmong(e.channelId, chunks[i]!));
+        await yieldToLoop();
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(CHUNKS_IN_FLIGHT, chunks.length) }, worker));
   }
 
   async #subscribersAmong(channelId: bigint, userIds: readonly bigint[]) {

@@ -84,7 +84,7 @@ export class ChannelMessageService {
       throw e;
     }
     if (!row) return fail("channel_not_found", "channel not found");
-    this.ctx.announce({ channelId, action: UNREAD_ACTION });
+    this.ctx.announce({ channelId, action: UNREAD_ACTION, subscribers: g.value.channel.subscriberCount });
     return ok(messageJson(row));
   }
 
