@@ -260,6 +260,11 @@ export const fields = {
     "Per user (or admin) per minute: profile updates, device rename and sign-out, admin suspend/unsuspend and app_upgrade broadcasts.",
   ),
   searchPerMin: def("IBIS_SEARCH_PER_MIN", int(30, 1), "User searches (finding people) per user per minute."),
+  stateWritesPerMin: def(
+    "IBIS_STATE_WRITES_PER_MIN",
+    int(600, 1),
+    "Per user per minute, in each area: small state writes (read sync, offline acknowledgements, conversation pin and delete, mention mark-read, attachment completion, logout request and cancel).",
+  ),
 
   wsMaxPayload: def(
     "IBIS_WS_MAX_PAYLOAD",

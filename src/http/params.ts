@@ -1,7 +1,7 @@
 import type { Context } from "hono";
 import type { z } from "zod";
 import { FailureError } from "../domain/errors.ts";
-import { parseJson } from "../protocol/json.ts";
+import { MAX_JSON_DEPTH, parseJson } from "../protocol/json.ts";
 
 const BODY = "ibis.body";
 
@@ -35,8 +35,8 @@ function refuseNul(input: Record<string, unknown>): Record<string, unknown> {
 
 /**
  * The request body as an object (JSON through the project codec, or a form),
- * parsed once per request. Empty body → {}. Malformed JSON, or a NUL
- * character anywhere in it → 400.
+ * parsed once per request. Empty body → {}. Malformed JSON, JSON nested
+ * deeper than MAX_JSON_DEPTH, or a NUL character anywhere in it → 400.
  */
 export async function body(c: Context): Promise<Record<string, unknown>> {
   const cached = c.get(BODY as never) as Record<string, unknown> | undefined;
@@ -50,9 +50,10 @@ export async function body(c: Context): Promise<Record<string, unknown>> {
     if (text.trim() !== "") {
       let value: unknown;
       try {
-        value = parseJson(text);
-      } catch {
-        throw new FailureError({ kind: "bad_request", msg: "malformed JSON body" });
+        value = parseJson(text, MAX_JSON_DEPTH);
+      } catch (e) {
+        const deep = e instanceof SyntaxError && e.message.startsWith("JSON nested");
+        throw new FailureError({ kind: "bad_request", msg: deep ? e.message : "malformed JSON body" });
       }
       if (value === null || typeof value !== "object" || Array.isArray(value)) {
         throw new FailureError({ kind: "bad_request", msg: "JSON body must be an object" });

@@ -21,3 +21,25 @@ export const zBool = z.union([z.boolean(), z.number(), z.string()]).transform((v
   ctx.addIssue({ code: "custom", message: "must be true/false or 1/0" });
   return z.NEVER;
 });
+
+const DECIMAL = /^\s*-?\d+\s*$/;
+
+/**
+ * A safe integer from a JSON integer or a decimal string (query values), else
+ * undefined. Stricter than Number(): true, "", [2], "0x10", "1e1" and 2.5 are
+ * not integers a client meant to send.
+ */
+export function integerOf(v: unknown): number | undefined {
+  const n = typeof v === "number" ? v : typeof v === "string" && DECIMAL.test(v) ? Number(v) : undefined;
+  return n !== undefined && Number.isSafeInteger(n) ? n : undefined;
+}
+
+/** `integerOf` as a schema: chain bounds with `.pipe(z.number().min(…))`. */
+export const zInt = z.unknown().transform((v, ctx) => {
+  const n = integerOf(v);
+  if (n === undefined) {
+    ctx.addIssue({ code: "custom", message: "must be an integer (JSON number or decimal string)" });
+    return z.NEVER;
+  }
+  return n;
+});

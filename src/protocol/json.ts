@@ -26,15 +26,47 @@ function exactReviver(this: unknown, _key: string, value: unknown, context?: { s
   return value;
 }
 
-/** Parses JSON text; throws SyntaxError like JSON.parse. */
-export function parseJson(text: string): unknown {
+/**
+ * Nesting allowed in JSON from clients (REST bodies, WebSocket messages).
+ * JSON.parse accepts far deeper text than JSON.stringify (and every
+ * recursive walk after it) can handle: a 1 MiB body of `{"a":` parses, is
+ * stored, then overflows the stack when it is written out again.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether `text` opens more than `max` arrays/objects at once. Strings are
+ * skipped with indexOf (brackets inside them do not count), so a payload that
+ * is mostly one long string costs a native search, not a loop per character.
+ */
+function nestedDeeper(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) i = stringEnd(text, i) - 1;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Parses JSON text; throws SyntaxError like JSON.parse. With `maxDepth`
+ * (untrusted input), nesting deeper than it is a SyntaxError too; a text no
+ * longer than the bound cannot exceed it and is not scanned.
+ */
+export function parseJson(text: string, maxDepth?: number): unknown {
+  if (maxDepth !== undefined && text.length > maxDepth && nestedDeeper(text, maxDepth)) {
+    throw new SyntaxError(`JSON nested deeper than ${maxDepth} levels`);
+  }
   return LONG_NUMBER.test(text) ? JSON.parse(text, exactReviver as never) : JSON.parse(text);
 }
 
-/** Parses JSON text; returns `undefined` instead of throwing. */
-export function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+/** Parses JSON text; returns `{ok: false}` instead of throwing. */
+export function tryParseJson(text: string, maxDepth?: number): { ok: true; value: unknown } | { ok: false } {
   try {
-    return { ok: true, value: parseJson(text) };
+    return { ok: true, value: parseJson(text, maxDepth) };
   } catch {
     return { ok: false };
   }
@@ -152,8 +184,8 @@ const encoder = new TextEncoder();
 export const utf8Text = (bytes: Uint8Array): string => decoder.decode(bytes);
 
 /** Decodes UTF-8 JSON straight from bytes (a view is fine: no copy is made first). */
-export function parseJsonBytes(bytes: Uint8Array): unknown {
-  return parseJson(decoder.decode(bytes));
+export function parseJsonBytes(bytes: Uint8Array, maxDepth?: number): unknown {
+  return parseJson(decoder.decode(bytes), maxDepth);
 }
 
 export function utf8(text: string): Uint8Array {

@@ -10,7 +10,7 @@
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { keepPayloadText, parseJson, stringifyJson } from "./json.ts";
+import { keepPayloadText, MAX_JSON_DEPTH, parseJson, stringifyJson } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -395,7 +395,7 @@ const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 function payloadValue(bytes: Uint8Array, encrypted: boolean): { value: unknown; json?: string } {
   const text = utf8Strict.decode(bytes);
   try {
-    return { value: parseJson(text), json: text };
+    return { value: parseJson(text, MAX_JSON_DEPTH), json: text };
   } catch (e) {
     if (!encrypted) throw e;
     return { value: text };

@@ -6,7 +6,7 @@
  */
 import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
-import { keepPayloadText, LARGE_PAYLOAD_CHARS, memberText, parseJson, utf8Text } from "./json.ts";
+import { keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberText, parseJson, utf8Text } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
 import { decodeClientAckPb } from "./pb.ts";
 
@@ -54,7 +54,7 @@ export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> |
   if (looksLikeJsonObject(bytes)) {
     try {
       const text = utf8Text(bytes);
-      const value = parseJson(text);
+      const value = parseJson(text, MAX_JSON_DEPTH);
       if (isObject(value)) return withPayloadText(value, text);
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
@@ -96,7 +96,7 @@ export function decodeMessageText(
 ): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: "invalid_json" | "invalid_message" } {
   let value: unknown;
   try {
-    value = parseJson(text);
+    value = parseJson(text, MAX_JSON_DEPTH);
   } catch {
     return { ok: false, reason: "invalid_json" };
   }

@@ -13,7 +13,7 @@ describe("REST abuse limits [pglite]", () => {
   let t = Date.now();
   let a: TestUser;
   beforeAll(async () => {
-    env = await socialEnv("pglite", { groupOpsPerMin: 4, friendRequestsPerMin: 4, restBodyMax: 64 * 1024, groupSelfJoin: true }, () => t);
+    env = await socialEnv("pglite", { groupOpsPerMin: 4, friendRequestsPerMin: 4, stateWritesPerMin: 2, restBodyMax: 64 * 1024, groupSelfJoin: true }, () => t);
     a = await env.user("a");
   });
   afterAll(() => env.stop());
@@ -42,6 +42,23 @@ describe("REST abuse limits [pglite]", () => {
     expect(again.body).toMatchObject({ code: 429, msg: expect.stringMatching(/declined/) });
     t += RESEND_AFTER_REJECT_MS + 1;
     expect((await env.call(a, "POST", "/api/v1/friend/add", { to: h.id })).body.code).toBe(0);
+  });
+
+  // Small state writes store a row or fan out to the caller's devices: each area keeps a per-user budget too.
+  test.each([
+    ["POST", "/api/v1/msg/read", (u: TestUser) => ({ peer_id: u.id, msg_id: "C2C.1.2.abc" })],
+    ["POST", "/api/v1/msg/offline_ack", () => ({ msg_ids: ["C2C.1.2.abc"] })],
+    ["POST", "/api/v1/conversation/pin", (u: TestUser) => ({ conversation_type: "c2c", conversation_id: u.id, is_pinned: true })],
+    ["POST", "/api/v1/conversation/delete", (u: TestUser) => ({ conversation_type: "c2c", conversation_id: u.id })],
+    ["POST", "/api/v1/mention/mark_read", () => ({ all: true })],
+    ["POST", "/api/v1/user/apply_logout", () => ({})],
+    ["POST", "/api/v1/user/cancel_logout", () => ({})],
+  ])("%s %s: IBIS_STATE_WRITES_PER_MIN per user (429 over it)", async (method, path, bodyOf) => {
+    const [me, peer] = [await env.user(), await env.user()];
+    const codes = [];
+    for (let i = 0; i < 3; i++) codes.push((await env.call(me, method, path, bodyOf(peer))).body.code);
+    expect(codes.slice(0, 2).every((c) => c !== 429)).toBe(true);
+    expect(codes[2]).toBe(429);
   });
 
   test("a request payload is capped at a few KiB; a REST body at IBIS_REST_BODY_MAX (413)", async () => {

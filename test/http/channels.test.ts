@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Incoming } from "../../src/client/incoming.ts";
 import { storeKinds } from "../support/stores.ts";
 import { channelEnv, payloadOf, type ChannelEnv, type TestUser } from "./channel.support.ts";
+import { MAX_REACTIONS_PER_USER } from "../../src/domain/channels/messages.ts";
 
 const RFC3339_MICRO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
@@ -179,6 +180,23 @@ for (const kind of storeKinds()) {
       expect(await env.code(u, "POST", `/api/v1/channel/${b.channel_id}/read`, { message_id: msgs[2].message_id })).toBe(967);
       const sub = payloadOf(await env.call(u, "GET", "/api/v1/channels/subscribed"));
       expect(sub.list.find((c: any) => c.channel_id === a.channel_id).unread_count).toBe(1);
+    });
+
+    test(`one user holds at most ${MAX_REACTIONS_PER_USER} reaction types on a message (the reactions map stays small)`, async () => {
+      const o = await env.user();
+      const u = await env.user();
+      const c = await env.channel(o);
+      const m = await env.publish(o, c.channel_id);
+      const base = `/api/v1/channel/${c.channel_id}/message/${m.message_id}`;
+      for (let i = 0; i < MAX_REACTIONS_PER_USER; i++) payloadOf(await env.call(u, "POST", `${base}/reaction`, { reaction_type: `r${i}` }));
+      const over = await env.call(u, "POST", `${base}/reaction`, { reaction_type: "one-more" });
+      expect(over.body).toMatchObject({ code: 400, msg: expect.stringMatching(/at most/) });
+      payloadOf(await env.call(u, "POST", `${base}/reaction`, { reaction_type: "r0" })); // one already held: still a no-op success
+      payloadOf(await env.call(o, "POST", `${base}/reaction`, { reaction_type: "owner" })); // another user's budget is their own
+      payloadOf(await env.call(u, "DELETE", `${base}/reaction/r0`));
+      payloadOf(await env.call(u, "POST", `${base}/reaction`, { reaction_type: "one-more" }));
+      const [got] = payloadOf(await env.call(u, "GET", `/api/v1/channel/${c.channel_id}/messages`)).list;
+      expect(got.reaction_count).toBe(MAX_REACTIONS_PER_USER + 1);
     });
 
     test("views count once per user and message; reactions idempotent per type and counted", async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { memberText, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
+import { MAX_JSON_DEPTH, memberText, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("JSON codec: exact 64-bit integers", () => {
   test.each([
@@ -86,5 +86,20 @@ describe("memberText: a top-level member's source text", () => {
     expect(memberText('{"payload":1,"payload":2}', "payload")).toBeUndefined();
     expect(memberText('{"pay\\u006coad":1}', "payload")).toBeUndefined();
     expect(memberText("{}", "payload")).toBeUndefined();
+  });
+});
+
+describe("JSON codec: nesting bound for untrusted input", () => {
+  const nested = (n: number, open = "[", close = "]") => open.repeat(n) + close.repeat(n);
+  test("at the bound parses; one deeper is a SyntaxError naming the bound", () => {
+    expect(parseJson(nested(MAX_JSON_DEPTH), MAX_JSON_DEPTH)).toBeDefined();
+    expect(() => parseJson(nested(MAX_JSON_DEPTH + 1), MAX_JSON_DEPTH)).toThrow(new RegExp(`nested deeper than ${MAX_JSON_DEPTH}`));
+    expect(tryParseJson(nested(200_000, '{"a":', "}"), MAX_JSON_DEPTH).ok).toBe(false);
+  });
+  test("brackets inside strings (escaped quotes and backslashes too) do not count; without a bound nothing changes", () => {
+    for (const text of [`{"s":"${"[".repeat(500)}\\\"${"{".repeat(500)}"}`, `{"s":"\\\\","t":"${"[".repeat(500)}"}`]) {
+      expect(parseJson(text, MAX_JSON_DEPTH)).toEqual(JSON.parse(text));
+    }
+    expect(parseJson(nested(MAX_JSON_DEPTH + 1))).toBeDefined();
   });
 });

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { AckDirection, ackFrame, decodeFrame, FRAME_HEADER_SIZE } from "../../src/protocol/frame.ts";
-import { utf8 } from "../../src/protocol/json.ts";
+import { MAX_JSON_DEPTH, utf8 } from "../../src/protocol/json.ts";
 import { clientAckProto, messageProto } from "../../src/protocol/message.ts";
 import {
   decodeAck,
@@ -68,6 +68,14 @@ describe("decodeMessageBytes (JSON object first, else protobuf)", () => {
       { numRuns: 2000 },
     );
   });
+});
+
+test("JSON nested past MAX_JSON_DEPTH is refused before it is handled (text: invalid_json; binary: undecodable)", () => {
+  const deep = (n: number) => `{"id":"C2C.1.2.3","payload":${'{"a":'.repeat(n)}1${"}".repeat(n)}}`;
+  expect(decodeMessageText(deep(60_000))).toEqual({ ok: false, reason: "invalid_json" });
+  expect(decodeMessageBytes(utf8(deep(60_000)))).toBeUndefined();
+  expect(decodeMessageText(deep(MAX_JSON_DEPTH - 1)).ok).toBe(true);
+  expect(decodeMessageBytes(utf8(deep(MAX_JSON_DEPTH - 1)))).toBeDefined();
 });
 
 test("decodeMessageText", () => {

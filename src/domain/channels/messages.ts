@@ -27,6 +27,12 @@ export interface MessageEdit {
 /** Thrown inside the publish transaction to roll back the seq when the request id was already used. */
 class AlreadyPublished extends Error {}
 
+/** Reaction types one user may hold on one message: each is a row and a key of every reader's `reactions` map. */
+export const MAX_REACTIONS_PER_USER = 8;
+
+/** Thrown inside the reaction transaction to roll back an insert past MAX_REACTIONS_PER_USER. */
+class TooManyReactions extends Error {}
+
 /** The channel timeline: publish, read, views, reactions, edit and revoke (docs/channels.md). */
 export class ChannelMessageService {
   readonly #views: ViewDedupe;
@@ -188,21 +194,28 @@ export class ChannelMessageService {
     const m = await this.#message(channelId, messageId);
     if (!m.ok) return m;
     if (by === 1 && m.value.revokedAtUs !== null) return fail("channel_message_revoked", "message was revoked");
-    await this.ctx.db.transaction(async (tx) => {
-      const changed =
-        by === 1
-          ? await tx.insert(channelReactions).values({ messageId, userId: me, reactionType: type, createdAt: this.ctx.now() }).onConflictDoNothing().returning()
-          : await tx
-              .delete(channelReactions)
-              .where(and(eq(channelReactions.messageId, messageId), eq(channelReactions.userId, me), eq(channelReactions.reactionType, type)))
-              .returning();
-      if (!changed.length) return;
-      await tx
-        .update(channelMessages)
-        .set({ reactionCount: sql`greatest(${channelMessages.reactionCount} + ${by}, 0)` })
-        .where(eq(channelMessages.id, messageId));
-      await bumpDaily(tx, channelId, utcDay(this.ctx.now()), "reactions", by);
-    });
+    const mine = and(eq(channelReactions.messageId, messageId), eq(channelReactions.userId, me));
+    try {
+      await this.ctx.db.transaction(async (tx) => {
+        const changed =
+          by === 1
+            ? await tx.insert(channelReactions).values({ messageId, userId: me, reactionType: type, createdAt: this.ctx.now() }).onConflictDoNothing().returning()
+            : await tx.delete(channelReactions).where(and(mine, eq(channelReactions.reactionType, type))).returning();
+        if (!changed.length) return;
+        if (by === 1) {
+          const [held] = await tx.select({ n: sql<number>`count(*)::int` }).from(channelReactions).where(mine);
+          if (held!.n > MAX_REACTIONS_PER_USER) throw new TooManyReactions();
+        }
+        await tx
+          .update(channelMessages)
+          .set({ reactionCount: sql`greatest(${channelMessages.reactionCount} + ${by}, 0)` })
+          .where(eq(channelMessages.id, messageId));
+        await bumpDaily(tx, channelId, utcDay(this.ctx.now()), "reactions", by);
+      });
+    } catch (e) {
+      if (e instanceof TooManyReactions) return fail("bad_request", `at most ${MAX_REACTIONS_PER_USER} reaction types per user on a message`);
+      throw e;
+    }
     return ok({});
   }
 

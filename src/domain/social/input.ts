@@ -17,10 +17,14 @@ export function pickId(input: Record<string, unknown>, ...keys: string[]): bigin
   return toId(v) ?? null;
 }
 
-/** A list of ids (array, or comma-separated string); null when any entry is not an id. */
+/** Most ids one list may carry (the §2.1.7 batch, group invitations, proxy keys): each id is work for the server. */
+export const MAX_ID_LIST = 1000;
+
+/** A list of ids (array, or comma-separated string); null when any entry is not an id or there are over MAX_ID_LIST. */
 export function idList(v: unknown): bigint[] | null {
   if (v === undefined || v === null || v === "") return [];
-  const items = Array.isArray(v) ? v : typeof v === "string" ? v.split(",") : [v];
+  const items = Array.isArray(v) ? v : typeof v === "string" ? v.split(",", MAX_ID_LIST + 1) : [v];
+  if (items.length > MAX_ID_LIST) return null;
   const out: bigint[] = [];
   for (const item of items) {
     const id = toId(item);

@@ -7,11 +7,12 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { envelope, json, ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { schema, valid } from "../openapi.ts";
-import { zId } from "../zod.ts";
+import { perUserThrottle } from "../throttle.ts";
+import { zId, zInt } from "../zod.ts";
 
 const PresignQuery = z.object({
   filename: z.string({ error: "filename is required" }).min(1).max(255),
-  size: z.coerce.number().int().min(0).optional().describe("bytes; signed into the upload URL when given"),
+  size: zInt.pipe(z.number().min(0)).optional().describe("bytes; signed into the upload URL when given"),
   content_type: z.string().max(128).optional().describe("default: from the file name's extension"),
 });
 const AttachmentRef = z.object({ attachment_id: zId });
@@ -34,7 +35,8 @@ export function attachmentRoutes(services: Services): Hono<AppEnv> {
     return ok(c, unwrap(await attachments!.presign(userId, { filename: q.filename, size: q.size, contentType: q.content_type })));
   });
 
-  app.post("/api/v1/attachment/complete", schema({ summary: "Confirm an upload (size checked against the declaration)", body: AttachmentRef }), async (c) =>
+  // Completion asks the object store for the object's size: the same per-user budget as other state writes.
+  app.post("/api/v1/attachment/complete", perUserThrottle(services, config.stateWritesPerMin, "upload completions"), schema({ summary: "Confirm an upload (size checked against the declaration)", body: AttachmentRef }), async (c) =>
     ok(c, unwrap(await attachments!.complete(currentUser(c).userId, valid(c, AttachmentRef).attachment_id))),
   );
 

@@ -17,23 +17,23 @@ import { ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { input, params } from "../params.ts";
 import { perUserThrottle } from "../throttle.ts";
+import { integerOf, zInt } from "../zod.ts";
 
 const noNul = (s: string) => !s.includes("\u0000");
 const text = (min: number, max: number) => z.string().trim().min(min).max(max).refine(noNul, "must not contain NUL");
-const int = z.union([z.number(), z.string().regex(/^\s*-?\d+\s*$/)]).transform(Number).pipe(z.number().int());
 const tags = z.array(text(1, 32)).max(16);
 const edit = {
   description: text(0, 2000).optional(),
   avatar: text(0, 1024).optional(),
   tags: tags.optional(),
-  price: int.pipe(z.number().min(0).max(1_000_000_000)).optional(),
+  price: zInt.pipe(z.number().min(0).max(1_000_000_000)).optional(),
   currency: z.string().regex(/^[A-Z]{3}$/, "must be a 3-letter currency code").optional(),
 };
 const createBody = z.object({
   name: text(1, 100),
-  visibility: int,
-  access_type: int,
-  join_policy: int,
+  visibility: zInt,
+  access_type: zInt,
+  join_policy: zInt,
   custom_id: z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/, "1–64 of A-Z a-z 0-9 _ . -").optional(),
   ...edit,
 });
@@ -56,10 +56,10 @@ const category = z.object({ category: text(1, 32).optional() });
 const LIMIT_DEFAULT = 20;
 const LIMIT_MAX = 100;
 
-/** `limit`: default 20, at most 100; anything unreadable is the default. */
+/** `limit`: default 20, at most 100; anything unreadable ("0x5", true) is the default. */
 export function limitOf(p: Record<string, unknown>): number {
-  const n = Number(p.limit);
-  return Number.isInteger(n) && n >= 1 ? Math.min(n, LIMIT_MAX) : LIMIT_DEFAULT;
+  const n = integerOf(p.limit);
+  return n !== undefined && n >= 1 ? Math.min(n, LIMIT_MAX) : LIMIT_DEFAULT;
 }
 
 /** The path parameter, else the body/query value (compatibility fallback, §4.3). */
@@ -99,8 +99,7 @@ function cursorId(p: Record<string, unknown>): bigint {
 
 /** The role: present, an integer 1–3, else the §7.3 "role must be between 1 and 3". */
 function roleOf(p: Record<string, unknown>): number {
-  const n = Number(p.role);
-  return Number.isInteger(n) ? n : unwrap(fail("channel_role_invalid", "role must be between 1 and 3"));
+  return integerOf(p.role) ?? unwrap(fail("channel_role_invalid", "role must be between 1 and 3"));
 }
 
 const json = (v: Record<string, unknown> | undefined) => (v === undefined ? undefined : stringifyJson(v));
@@ -233,8 +232,8 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
       methods: ["GET"],
       path: "/api/v1/channel/:channel_id/messages",
       handler: (c, me, p) => {
-        const seq = p.cursor === undefined || p.cursor === "" ? undefined : Number(p.cursor);
-        if (seq !== undefined && !(Number.isSafeInteger(seq) && seq >= 0)) return fail("bad_request", "cursor: must be a message seq");
+        const seq = p.cursor === undefined || p.cursor === "" ? undefined : (integerOf(p.cursor) ?? -1);
+        if (seq !== undefined && seq < 0) return fail("bad_request", "cursor: must be a message seq");
         return messages.list(me, channelIdOf(c, p), seq, limitOf(p));
       },
     },
@@ -274,8 +273,8 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
       methods: ["GET"],
       path: "/api/v1/channel/:channel_id/stats/daily",
       handler: (c, me, p) => {
-        const n = p.days === undefined || p.days === "" ? 7 : Number(p.days);
-        if (!Number.isInteger(n) || n < 1) return fail("bad_request", `days: must be an integer 1–${MAX_STAT_DAYS}`);
+        const n = p.days === undefined || p.days === "" ? 7 : integerOf(p.days);
+        if (n === undefined || n < 1) return fail("bad_request", `days: must be an integer 1–${MAX_STAT_DAYS}`);
         return stats.daily(me, channelIdOf(c, p), Math.min(n, MAX_STAT_DAYS));
       },
     },

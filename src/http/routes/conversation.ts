@@ -8,9 +8,10 @@ import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { input, params } from "../params.ts";
-import { zBool } from "../zod.ts";
+import { perUserThrottle } from "../throttle.ts";
+import { zBool, zInt } from "../zod.ts";
 
-const since = z.object({ last_server_ts: z.coerce.number().int().min(0).optional() });
+const since = z.object({ last_server_ts: zInt.pipe(z.number().min(0)).optional() });
 const pin = z.object({ is_pinned: zBool });
 
 function target(p: Record<string, unknown>): { type: ConversationType; id: bigint } {
@@ -23,20 +24,21 @@ function target(p: Record<string, unknown>): { type: ConversationType; id: bigin
 export function conversationRoutes(services: Services, social: Social): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("/api/v1/conversation/*", requireUser(services));
+  const writes = perUserThrottle(services, services.config.stateWritesPerMin, "conversation changes");
 
   app.get("/api/v1/conversation/mine", async (c) => {
     const { last_server_ts } = input(since, await params(c));
     return ok(c, await social.conversations.mine(currentUser(c).userId, last_server_ts));
   });
 
-  app.post("/api/v1/conversation/pin", async (c) => {
+  app.post("/api/v1/conversation/pin", writes, async (c) => {
     const p = await params(c);
     const { type, id } = target(p);
     const { is_pinned } = input(pin, p);
     return ok(c, unwrap(await social.conversations.pin(currentUser(c).userId, type, id, is_pinned)));
   });
 
-  app.post("/api/v1/conversation/delete", async (c) => {
+  app.post("/api/v1/conversation/delete", writes, async (c) => {
     const { type, id } = target(await params(c));
     return ok(c, unwrap(await social.conversations.remove(currentUser(c).userId, type, id)));
   });

@@ -4,14 +4,14 @@ import { z } from "zod";
 import type { E2ee } from "../../domain/e2ee/index.ts";
 import { unwrap } from "../../domain/errors.ts";
 import { featuresFromConfig } from "../../domain/features/matrix.ts";
-import { idList, optionalId } from "../../domain/social/input.ts";
+import { idList, MAX_ID_LIST, optionalId } from "../../domain/social/input.ts";
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
 import { input, params } from "../params.ts";
 import { perUserThrottle } from "../throttle.ts";
-import { zId } from "../zod.ts";
+import { zId, zInt } from "../zod.ts";
 
 const b64 = (max: number) => z.string().min(1).max(max);
 const keyBundle = z.object({ ed25519: b64(64), curve25519: b64(64), wrap_key: b64(4096), key_signature: b64(128) });
@@ -22,13 +22,13 @@ const trustEvent = z.object({
   from_state: z.string().max(20),
   to_state: z.string().max(20),
   method: z.string().max(40),
-  ts: z.coerce.number().int().nonnegative(),
+  ts: zInt.pipe(z.number().nonnegative()),
   actor_signature: b64(128),
 });
-const keyVersion = z.coerce.number().int().min(1).max(2 ** 31 - 1);
+const keyVersion = zInt.pipe(z.number().min(1).max(2 ** 31 - 1));
 const createShards = z.object({
   key_version: keyVersion,
-  threshold: z.coerce.number().int(),
+  threshold: zInt,
   shards: z.array(z.object({ proxy_uid: zId, encrypted_shard: z.string() })).max(100),
 });
 
@@ -67,7 +67,7 @@ export function e2eeRoutes(services: Services, e2ee: E2ee, devices?: Devices): H
 
   app.get("/api/v1/e2ee/social/proxy_keys", throttled, async (c) => {
     const ids = idList((await params(c)).user_ids);
-    if (!ids) return failureResponse(c, { kind: "bad_request", msg: "user_ids: must be a list of 64-bit ids" });
+    if (!ids) return failureResponse(c, { kind: "bad_request", msg: `user_ids: must be a list of at most ${MAX_ID_LIST} 64-bit ids` });
     return ok(c, { list: unwrap(await e2ee.shards.proxyKeys(currentUser(c).userId, ids)) });
   });
 

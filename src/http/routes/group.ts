@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { z } from "zod";
 import { unwrap } from "../../domain/errors.ts";
 import type { Social } from "../../domain/social/index.ts";
-import { idList, requireId } from "../../domain/social/input.ts";
+import { idList, MAX_ID_LIST, requireId } from "../../domain/social/input.ts";
 import { groupAttr } from "../../domain/social/rules.ts";
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
@@ -18,7 +18,7 @@ const roleChange = z.object({ role: z.enum(["manager", "member"]) });
 
 function memberUids(p: Record<string, unknown>): bigint[] {
   const ids = idList(p.member_uids ?? p.member_user_ids);
-  if (!ids) throw new FailureError({ kind: "bad_request", msg: "member_uids: must be a list of 64-bit ids" });
+  if (!ids) throw new FailureError({ kind: "bad_request", msg: `member_uids: must be a list of at most ${MAX_ID_LIST} 64-bit ids` });
   return ids;
 }
 

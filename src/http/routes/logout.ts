@@ -7,6 +7,7 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { body, input } from "../params.ts";
 import { userIdKeys, userIdParam } from "../user-id.ts";
+import { perUserThrottle } from "../throttle.ts";
 import { zId } from "../zod.ts";
 
 const Apply = z.object({
@@ -21,8 +22,9 @@ export function logoutRoutes(services: Services): Hono<AppEnv> {
   const logout = new AccountLogout(services.store, services.config.logoutGraceDays, services.now);
   app.use("/api/v1/user/apply_logout", requireUser(services));
   app.use("/api/v1/user/cancel_logout", requireUser(services));
+  const writes = perUserThrottle(services, services.config.stateWritesPerMin, "logout requests");
 
-  app.post("/api/v1/user/apply_logout", async (c) => {
+  app.post("/api/v1/user/apply_logout", writes, async (c) => {
     const { userId } = currentUser(c);
     const data = await body(c);
     const req = input(Apply, { reason: data.reason, user_id: userIdParam(data) });
@@ -33,7 +35,7 @@ export function logoutRoutes(services: Services): Hono<AppEnv> {
     return ok(c, { ...userIdKeys(userId), requested_at: r.requestedAt, delete_after_at: r.deleteAfterAt });
   });
 
-  app.post("/api/v1/user/cancel_logout", async (c) => {
+  app.post("/api/v1/user/cancel_logout", writes, async (c) => {
     const { userId } = currentUser(c);
     const cancelled = await logout.cancel(userId);
     return ok(c, { ...userIdKeys(userId), cancelled });

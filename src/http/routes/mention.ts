@@ -10,6 +10,7 @@ import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { parsePage, paged } from "../paging.ts";
 import { input, params } from "../params.ts";
+import { perUserThrottle } from "../throttle.ts";
 import { zBool } from "../zod.ts";
 
 const listQuery = z.object({ is_read: zBool.optional() });
@@ -36,6 +37,7 @@ function selector(p: Record<string, unknown>): MentionSelector {
 export function mentionRoutes(services: Services, social: Social): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("/api/v1/mention/*", requireUser(services));
+  const writes = perUserThrottle(services, services.config.stateWritesPerMin, "mention changes");
 
   app.post("/api/v1/mention/list", async (c) => {
     const p = await params(c);
@@ -52,7 +54,7 @@ export function mentionRoutes(services: Services, social: Social): Hono<AppEnv> 
     return ok(c, { count });
   });
 
-  app.post("/api/v1/mention/mark_read", async (c) => {
+  app.post("/api/v1/mention/mark_read", writes, async (c) => {
     const count = unwrap(await social.mentions.markRead(currentUser(c).userId, selector(await params(c))));
     return ok(c, { count });
   });

@@ -15,9 +15,10 @@ import { currentUser, requireUser, type AppEnv, type AuthUser } from "../auth.ts
 import { ok } from "../envelope.ts";
 import type { BatchResult } from "../paging.ts";
 import { input, params } from "../params.ts";
-import { zId } from "../zod.ts";
+import { perUserThrottle } from "../throttle.ts";
+import { zId, zInt } from "../zod.ts";
 
-const limit = (fallback: number) => z.coerce.number().int().min(1).max(1000).default(fallback);
+const limit = (fallback: number) => zInt.pipe(z.number().min(1).max(1000)).default(fallback);
 const msgId = z.string().refine((s) => parseMessageId(s) !== undefined, "must be a message id <TYPE>.<tsid>.<timestamp>.<random>");
 const did = z.string().min(1).max(128).optional();
 
@@ -36,6 +37,7 @@ const forbidden = (msg: string) => new FailureError({ kind: "forbidden", msg });
 export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("/api/v1/msg/*", requireUser(services));
+  const writes = perUserThrottle(services, services.config.stateWritesPerMin, "acknowledgements and read syncs");
 
   /** The device a call is about: the token's own, or another active device of the same user. */
   async function device(user: AuthUser, asked: string | undefined): Promise<string> {
@@ -54,7 +56,7 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     return ok(c, { list: page.rows.map(toWire), has_more: page.more });
   });
 
-  app.post("/api/v1/msg/offline_ack", async (c) => {
+  app.post("/api/v1/msg/offline_ack", writes, async (c) => {
     const user = currentUser(c);
     const q = input(OFFLINE_ACK, await params(c));
     const deviceId = await device(user, q.did);
@@ -94,7 +96,7 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
   });
 
   /** Read sync uplink: the reader's other devices get S2C message_read_sync. */
-  app.post("/api/v1/msg/read", async (c) => {
+  app.post("/api/v1/msg/read", writes, async (c) => {
     const user = currentUser(c);
     const q = input(READ, await params(c));
     await delivery.notifier.notify(
