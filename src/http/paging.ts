@@ -1,3 +1,5 @@
+import { zAsSent } from "./zod.ts";
+
 /** Spec §2.1.6 paging: page from 1, size default 20 (per endpoint), max 1000. */
 export interface Page {
   readonly page: number;
@@ -14,6 +16,12 @@ function int(value: unknown): number | undefined {
   if (typeof value === "string" && /^\s*-?\d+\s*$/.test(value)) return Number.parseInt(value, 10);
   return undefined;
 }
+
+/** The paging fields as a route schema declares them (`parsePage` reads them as sent). */
+export const pageFields = {
+  page: zAsSent("page number from 1 (default 1)"),
+  size: zAsSent("page size (default 20 unless the route says otherwise, at most 1000)"),
+};
 
 export function parsePage(input: { page?: unknown; size?: unknown }, defaultSize = 20): Page {
   const p = int(input.page);

@@ -3,7 +3,3 @@
  * and `user_id`; requests accept either (`user_id` wins when both are sent).
  */
 export const userIdKeys = (id: bigint) => ({ uid: id, user_id: id });
-
-export function userIdParam(data: Record<string, unknown>): unknown {
-  return data.user_id ?? data.uid;
-}

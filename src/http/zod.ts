@@ -43,3 +43,15 @@ export const zInt = z.unknown().transform((v, ctx) => {
   }
   return n;
 });
+
+/**
+ * A field declared for the document but passed through as sent, because the
+ * handler applies a rule zod does not express (an id under several alias
+ * names, first present wins; a paging number that falls back to a default).
+ * Undeclared keys are stripped by the route's schema, so a handler cannot read
+ * a field the document does not list.
+ */
+export const zAsSent = (description: string) => z.unknown().optional().describe(description);
+
+/** An id under one of several alias names (`requireId`/`optionalId` pick the first present). */
+export const zIdAlias = (note = "") => zAsSent(`64-bit id (integer or decimal string)${note ? `; ${note}` : ""}`);

@@ -7,14 +7,16 @@ import { conversationType, type ConversationType } from "../../domain/social/rul
 import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
-import { input, params } from "../params.ts";
+import { schema, valid } from "../openapi.ts";
 import { perUserThrottle } from "../throttle.ts";
-import { zBool, zInt } from "../zod.ts";
+import { zAsSent, zBool, zIdAlias, zInt } from "../zod.ts";
 
 const since = z.object({ last_server_ts: zInt.pipe(z.number().min(0)).optional() });
-const pin = z.object({ is_pinned: zBool });
+// conversation_type/conversation_id are checked by target(), before the route's own fields.
+const Target = z.object({ conversation_type: zAsSent("c2c or c2g (required)"), conversation_id: zIdAlias("required") });
+const Pin = Target.extend({ is_pinned: zBool });
 
-function target(p: Record<string, unknown>): { type: ConversationType; id: bigint } {
+function target(p: { conversation_type?: unknown; conversation_id?: unknown }): { type: ConversationType; id: bigint } {
   const type = conversationType(p.conversation_type);
   if (!type) throw new FailureError({ kind: "bad_request", msg: "conversation_type: must be c2c or c2g" });
   return { type, id: unwrap(requireId(p, "conversation_id")) };
@@ -26,20 +28,19 @@ export function conversationRoutes(services: Services, social: Social): Hono<App
   app.use("/api/v1/conversation/*", requireUser(services));
   const writes = perUserThrottle(services, services.config.stateWritesPerMin, "conversation changes");
 
-  app.get("/api/v1/conversation/mine", async (c) => {
-    const { last_server_ts } = input(since, await params(c));
+  app.get("/api/v1/conversation/mine", schema({ summary: "My conversations (changed since last_server_ts when given)", params: since }), async (c) => {
+    const { last_server_ts } = valid(c, since);
     return ok(c, await social.conversations.mine(currentUser(c).userId, last_server_ts));
   });
 
-  app.post("/api/v1/conversation/pin", writes, async (c) => {
-    const p = await params(c);
+  app.post("/api/v1/conversation/pin", writes, schema({ summary: "Pin or unpin a conversation", params: Pin }), async (c) => {
+    const p = valid(c, Pin);
     const { type, id } = target(p);
-    const { is_pinned } = input(pin, p);
-    return ok(c, unwrap(await social.conversations.pin(currentUser(c).userId, type, id, is_pinned)));
+    return ok(c, unwrap(await social.conversations.pin(currentUser(c).userId, type, id, p.is_pinned)));
   });
 
-  app.post("/api/v1/conversation/delete", writes, async (c) => {
-    const { type, id } = target(await params(c));
+  app.post("/api/v1/conversation/delete", writes, schema({ summary: "Delete a conversation from my list", params: Target }), async (c) => {
+    const { type, id } = target(valid(c, Target));
     return ok(c, unwrap(await social.conversations.remove(currentUser(c).userId, type, id)));
   });
 

@@ -14,7 +14,7 @@ import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv, type AuthUser } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import type { BatchResult } from "../paging.ts";
-import { input, params } from "../params.ts";
+import { schema, valid } from "../openapi.ts";
 import { perUserThrottle } from "../throttle.ts";
 import { zId, zInt } from "../zod.ts";
 
@@ -46,9 +46,9 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     return asked;
   }
 
-  app.get("/api/v1/msg/offline", async (c) => {
+  app.get("/api/v1/msg/offline", schema({ summary: "Offline messages for this device (or another active device of mine)", params: OFFLINE }), async (c) => {
     const user = currentUser(c);
-    const q = input(OFFLINE, await params(c));
+    const q = valid(c, OFFLINE);
     const deviceId = await device(user, q.did);
     await delivery.inbox.ensureDevice(user.userId, deviceId, services.ids.next());
     const acked = await delivery.core.unconfirmed(user.userId, deviceId);
@@ -56,9 +56,9 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     return ok(c, { list: page.rows.map(toWire), has_more: page.more });
   });
 
-  app.post("/api/v1/msg/offline_ack", writes, async (c) => {
+  app.post("/api/v1/msg/offline_ack", writes, schema({ summary: "Acknowledge offline messages as delivered", params: OFFLINE_ACK }), async (c) => {
     const user = currentUser(c);
-    const q = input(OFFLINE_ACK, await params(c));
+    const q = valid(c, OFFLINE_ACK);
     const deviceId = await device(user, q.did);
     const found = await delivery.core.markDelivered(user.userId, deviceId, q.msg_ids);
     const out: BatchResult<string> = { success: [], failed: [] };
@@ -69,9 +69,9 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     return ok(c, out);
   });
 
-  app.get("/api/v1/msg/history", async (c) => {
+  app.get("/api/v1/msg/history", schema({ summary: "Conversation history, newest first (c2g: members only)", params: HISTORY }), async (c) => {
     const user = currentUser(c);
-    const q = input(HISTORY, await params(c));
+    const q = valid(c, HISTORY);
     if (q.chat_type === "c2g") {
       // Membership read fresh (not from the delivery path's cache); the same refusal as every group endpoint:
       // 943 not_group_member, 404 for no such group. Then only what the caller's spans cover (docs/delivery.md).
@@ -96,9 +96,9 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
   });
 
   /** Read sync uplink: the reader's other devices get S2C message_read_sync. */
-  app.post("/api/v1/msg/read", writes, async (c) => {
+  app.post("/api/v1/msg/read", writes, schema({ summary: "Read sync: my other devices get message_read_sync", params: READ }), async (c) => {
     const user = currentUser(c);
-    const q = input(READ, await params(c));
+    const q = valid(c, READ);
     await delivery.notifier.notify(
       [user.userId],
       "message_read_sync",
