@@ -1,11 +1,13 @@
 /**
  * soak: `--conns` SDK connections (friend pairs, default 2,000) with steady
  * C2C traffic for `--minutes`; the server's RSS is sampled every `--every`
- * seconds and its slope after `--warmup` minutes is reported (least squares,
- * MiB per minute). A flat line is the goal: bounded queues, throttles that
- * forget, caches with a size. Not part of CI (docs/reliability.md).
+ * seconds, after a full garbage collection (IBIS_BENCH_GC_SIGNAL), and its
+ * slope after `--warmup` minutes is reported (least squares, MiB per minute).
+ * A flat line is the goal: bounded queues, throttles that forget, caches with
+ * a size (the warm-up must cover their filling). Not part of CI
+ * (docs/reliability.md).
  *
- *   bun run bench:soak [--conns 2000] [--rate 200] [--minutes 10] [--warmup 2] [--every 10] [--store memory|postgres]
+ *   bun run bench:soak [--conns 2000] [--rate 400] [--minutes 10] [--warmup 5] [--every 10] [--store memory|postgres]
  */
 import { IbisConnection } from "../src/client/index.ts";
 import { newMessageId } from "../src/client/index.ts";
@@ -16,9 +18,10 @@ import { rssKb } from "./lib/procstat.ts";
 const args = parseArgs();
 const P = {
   conns: num(args, "conns", 2000),
-  rate: num(args, "rate", 200), // messages per second, all connections together
+  rate: num(args, "rate", 400), // messages per second, all connections together
   minutes: num(args, "minutes", 10),
-  warmup: num(args, "warmup", 2),
+  // Caches fill first: the ack cache (src/delivery/recent.ts) holds about 87,000 C2C messages (~4-5 min at 400/s).
+  warmup: num(args, "warmup", 5),
   every: num(args, "every", 10),
   store: str(args, "store", "memory") as IbisStore,
 };
@@ -35,7 +38,7 @@ export function slope(points: readonly { x: number; y: number }[]): number {
 }
 
 async function main(): Promise<void> {
-  const h = await startIbisSide(P.store);
+  const h = await startIbisSide(P.store, { IBIS_BENCH_GC_SIGNAL: "1" });
   if ("skipped" in h) throw new Error(h.skipped);
   let acked = 0;
   let received = 0;
@@ -85,6 +88,8 @@ async function main(): Promise<void> {
     const samples: { x: number; y: number }[] = [];
     while (Date.now() - start < P.minutes * 60_000) {
       await Bun.sleep(P.every * 1000);
+      process.kill(h.server.pid, "SIGUSR1"); // Bun.gc(true): RSS of what is still referenced, not of lazy collection
+      await Bun.sleep(500);
       const min = (Date.now() - start) / 60_000;
       const mib = rssKb(h.server.pid) / 1024;
       samples.push({ x: min, y: mib });

@@ -107,6 +107,9 @@ export async function openCluster(config: Config, store: Store, log: Logger, now
     redis.on("ready", () => {
       if (!lost) return;
       lost = false;
+      // A Redis that restarted empty lost our node-id lease: take it back now, not at the next renewal
+      // (until then a starting node could lease the same id; src/delivery/writer.ts refuses what collides).
+      lease?.renew().catch((e: unknown) => log.error("node id lease renewal failed", { node_id: id, err: e as Error }));
       beat();
       for (const f of recovered) f();
     });

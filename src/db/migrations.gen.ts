@@ -158,5 +158,12 @@ export const migrations: readonly EmbeddedMigration[] = [
       "DROP INDEX \"messages_tsid_idx\";",
       "CREATE INDEX \"messages_tsid_idx\" ON \"messages\" USING btree (split_part(\"client_id\", '.', 2),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
     ]
+  },
+  {
+    "tag": "0010_drop_c2g_idx",
+    "hash": "11f7fef3caed290b24dc65314145b082222f99e48fb1737234b4a987c3f22284",
+    "statements": [
+      "DROP INDEX \"messages_c2g_idx\";"
+    ]
   }
 ];

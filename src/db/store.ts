@@ -65,6 +65,9 @@ function openPostgres(url: string, max: number): Store {
     onnotice: () => {},
     // int8 as bigint, so ids never pass through a number even in raw queries.
     types: { bigint: postgres.BigInt },
+    // Reconnect delay in seconds after failed connects. postgres.js grows it to 20 s, so a node outlived a
+    // database restart by that long (docs/delivery.md "store down"); one attempt per second at most is cheap.
+    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1),
     connection: { application_name: "ibis" },
   });
   const db = drizzlePostgres(client, { schema }) as unknown as Db;

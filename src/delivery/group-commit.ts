@@ -20,6 +20,10 @@ export class StoreUnavailable extends Error {
   }
 }
 
+// One instance per reason: a flood of refusals while the store is down allocates no error (and no stack) each.
+const QUEUE_FULL = new StoreUnavailable("queue_full");
+const STORE_FAILING = new StoreUnavailable("store_failing");
+
 /** How batches are formed and ordered. */
 export interface BatchOrder<T> {
   /**
@@ -85,7 +89,7 @@ export class GroupCommit<T, R> {
     const maxItems = this.#failing ? Math.min(this.maxBatch, this.bounds.maxItems) : this.bounds.maxItems;
     // An empty queue always takes one item (a single message larger than the byte bound is still written).
     if (this.#queue.length && (this.#queue.length >= maxItems || this.#queuedBytes + size > this.bounds.maxBytes)) {
-      return Promise.reject(new StoreUnavailable(this.#failing ? "store_failing" : "queue_full"));
+      return Promise.reject(this.#failing ? STORE_FAILING : QUEUE_FULL);
     }
     return new Promise<R>((resolve, reject) => {
       this.#queue.push({ item, size, resolve, reject });

@@ -176,6 +176,7 @@ export class InboxReader {
     },
     NOT_OPENED,
     OPEN_BATCH_MAX,
+    () => this.store.kind === "pglite",
   );
 
   /**

@@ -9,14 +9,16 @@
  */
 import type { Context, Hono, MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { body, input, query } from "./params.ts";
+import { body, input, params, query } from "./params.ts";
 
 export interface RouteDoc {
   readonly summary?: string;
-  /** Query parameters (GET) — or the merged query+body of routes that read `params(c)`. */
+  /** The query string. */
   readonly query?: z.ZodType;
   /** JSON (or form) body. */
   readonly body?: z.ZodType;
+  /** Query and body merged, body winning (`params(c)`), for routes that take either; documented as the query of a GET, the body otherwise. */
+  readonly params?: z.ZodType;
 }
 
 type Security = "bearer" | "adminCookie";
@@ -35,13 +37,14 @@ export function schema(doc: RouteDoc): MiddlewareHandler {
   const mw: MiddlewareHandler = async (c, next) => {
     if (doc.query) c.set(VALID as never, input(doc.query, query(c)) as never);
     if (doc.body) c.set(VALID as never, input(doc.body, await body(c)) as never);
+    if (doc.params) c.set(VALID as never, input(doc.params, await params(c)) as never);
     await next();
   };
   docs.set(mw, doc);
   return mw;
 }
 
-/** What `schema()` validated for this request (the body when it declared one, else the query). */
+/** What `schema()` validated for this request (params, else the body, else the query). */
 export function valid<S extends z.ZodType>(c: Context, _schema: S): z.output<S> {
   return c.get(VALID as never) as z.output<S>;
 }
@@ -111,8 +114,10 @@ export function openApiDocument(app: Hono<any>, info: { title: string; version: 
         .map((g) => security.get(g.handler))
         .find((k) => k !== undefined);
     const parameters: unknown[] = [...path.matchAll(/:(\w+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
-    if (doc.query) {
-      const q = jsonSchema(doc.query) as { properties?: Record<string, unknown>; required?: string[] };
+    const querySchema = doc.query ?? (method === "GET" ? doc.params : undefined);
+    const bodySchema = doc.body ?? (method === "GET" ? undefined : doc.params);
+    if (querySchema) {
+      const q = jsonSchema(querySchema) as { properties?: Record<string, unknown>; required?: string[] };
       for (const [name, s] of Object.entries(q.properties ?? {})) {
         parameters.push({ name, in: "query", required: q.required?.includes(name) ?? false, schema: s });
       }
@@ -130,8 +135,8 @@ export function openApiDocument(app: Hono<any>, info: { title: string; version: 
         ...(operationNeedsAuth(kind, signed, path) ? { "401": { description: "Not authenticated (top-level {code, payload: {title, content}, server_ts})" } } : {}),
       },
     };
-    if (doc.body) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(doc.body) } } };
+    if (bodySchema) {
+      operation.requestBody = { required: true, content: { "application/json": { schema: jsonSchema(bodySchema) } } };
     }
     const requirement: Record<string, []> = {};
     if (kind) requirement[kind] = [];

@@ -65,12 +65,8 @@ function onFrame(d: UplinkDeps, conn: Conn, bytes: Uint8Array): void {
       return;
     case FrameType.HeartbeatPong:
       return; // any traffic keeps the socket alive; nothing to match
-    case FrameType.Ack: {
-      const ack = frameAckToClientAck(f.payload, f.flags, conn.deviceId);
-      if (ack) d.engine.onAck(conn, ack);
-      else conn.write(errorFrame("payload_decode_failed"));
-      return;
-    }
+    case FrameType.Ack:
+      return onAck(d, conn, frameAckToClientAck(f.payload, f.flags, conn.deviceId) ?? null, true);
     case FrameType.Nack:
       d.log.info("ws: NACK", { conn: conn.connId, user: conn.userId, msg: readU64(f.payload)?.toString() });
       return;

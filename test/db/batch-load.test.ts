@@ -52,4 +52,21 @@ describe("BatchLoader", () => {
     expect(await a.catch((e: Error) => e.message)).toBe("db down");
     expect(await b).toBe(20);
   });
+
+  test("gather: keys asked in one turn of the event loop share the first query (the embedded store)", async () => {
+    const calls: number[][] = [];
+    const loader = new BatchLoader<number, number>(
+      async (keys) => {
+        calls.push(keys);
+        return new Map(keys.map((k) => [k, k]));
+      },
+      -1,
+      1000,
+      () => true,
+    );
+    const first = [1, 2, 3].map((k) => loader.load(k));
+    expect(calls).toEqual([]); // not yet: the query starts on the next macrotask
+    expect(await Promise.all(first)).toEqual([1, 2, 3]);
+    expect(calls).toEqual([[1, 2, 3]]);
+  });
 });

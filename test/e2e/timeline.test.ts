@@ -102,6 +102,12 @@ for (const kind of storeKinds()) {
       const [m1, m2] = [c2g(alice.userId, gid, "1"), c2g(alice.userId, gid, "2")];
       await sendAll(a1, [m1, m2]);
       expect((await node.social.groups.join(alice.userId, gid, [carol.userId])).ok).toBe(true);
+      // Her conversation list does not preview what was said before she joined either.
+      const lastIn = async () => {
+        const res = await api(node, "GET", "/api/v1/conversation/mine", { token: carol.token });
+        return res.body.payload.find((x: { conversation_id: bigint }) => x.conversation_id === gid)?.last_msg_id;
+      };
+      expect(await lastIn()).toBeUndefined();
       const m3 = c2g(alice.userId, gid, "3");
       await sendAll(a1, [m3]);
       expect((await node.social.groups.leave(bob.userId, gid)).ok).toBe(true);
@@ -109,6 +115,7 @@ for (const kind of storeKinds()) {
       await sendAll(a1, [m4]);
 
       expect(groupIds((await offline(carol)).ids)).toEqual([m3.id, m4.id]);
+      expect(await lastIn()).toBe(m4.id);
       const ch = await history(carol, gid);
       expect(ch.body.payload.list.map((x: { id: string }) => x.id)).toEqual([m4.id, m3.id]);
       const before = await history(carol, gid, `&before_id=${m3.id}`);

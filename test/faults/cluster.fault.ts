@@ -50,7 +50,7 @@ afterAll(async () => {
   await Promise.allSettled([a?.stop(), b?.stop()]);
   await relay?.cut();
   await Promise.allSettled([redis?.dispose(), pg?.dispose()]);
-});
+}, 60_000);
 
 async function until(cond: () => boolean, ms: number): Promise<boolean> {
   for (const end = Date.now() + ms; Date.now() < end; await Bun.sleep(50)) if (cond()) return true;
@@ -73,9 +73,11 @@ async function underLoad(name: string, fault: () => Promise<void>): Promise<Retu
   }, RATE);
   await Bun.sleep(1_000);
   await fault();
+  const back = Date.now();
   expect(await until(() => clients.every(open), 60_000)).toBe(true);
   const before = ledger.acked.size;
   expect(await until(() => ledger.acked.size > before + 20, 30_000)).toBe(true); // taking messages again
+  const recoveredMs = Date.now() - back;
   await Bun.sleep(1_000);
   load.stop();
   await Bun.sleep(2_000); // answers and pushes in flight
@@ -92,7 +94,7 @@ async function underLoad(name: string, fault: () => Promise<void>): Promise<Retu
     }
   }
   const rep = ledger.report();
-  console.log(`${name}: acked ${rep.acked}, lost ${rep.lost}, duplicated ${rep.duplicated} (refused ${rep.refused})`);
+  console.log(`${name}: acked ${rep.acked}, lost ${rep.lost}, duplicated ${rep.duplicated} (refused ${rep.refused}; sockets open and acks flowing ${recoveredMs} ms after the fault ended)`);
   if (rep.lost) console.log("  missing:", ledger.missing().slice(0, 10));
   return rep;
 }

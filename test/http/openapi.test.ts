@@ -67,6 +67,15 @@ test("a route added anywhere appears without registering it twice; schema() vali
   const op = doc.paths["/private/things/{id}"]!.post;
   expect(op).toMatchObject({ summary: "Make a thing", security: [{ bearer: [] }], parameters: [{ name: "id", in: "path" }] });
 
+  const Either = z.object({ n: z.coerce.number().int() });
+  app.get("/either", schema({ params: Either }), (c) => c.json(valid(c, Either)));
+  app.post("/either", schema({ params: Either }), (c) => c.json(valid(c, Either)));
+  const both = openApiDocument(app, { title: "t", version: "0" }) as Doc;
+  expect(both.paths["/either"]!.get.parameters).toMatchObject([{ name: "n", in: "query", required: true }]);
+  expect(both.paths["/either"]!.post.requestBody.content["application/json"].schema.required).toEqual(["n"]);
+  expect(await (await app.request("/either?n=2")).json()).toEqual({ n: 2 });
+  expect(await (await app.request("/either?n=2", { method: "POST", body: '{"n":3}', headers: { "content-type": "application/json" } })).json()).toEqual({ n: 3 });
+
   const good = await app.request("/private/things/1", { method: "POST", body: '{"name":"x"}', headers: { "content-type": "application/json" } });
   expect(await good.json()).toEqual({ name: "x" });
   const res = await node.http.request("/api/v1/passport/signup", { method: "POST", body: '{"account":"abc"}', headers: { "content-type": "application/json" } }, { ip: "1.2.3.4" });

@@ -1,4 +1,5 @@
 /** Shared setup of the social suites: a real node with a recording Notifier, users inserted directly, messages stored. */
+import { sql } from "drizzle-orm";
 import { users } from "../../src/db/schema/index.ts";
 import { messages } from "../../src/db/schema/messages.ts";
 import type { Config } from "../../src/config/index.ts";
@@ -81,6 +82,12 @@ export async function socialEnv(kind: StoreKind, overrides: Partial<Config> = {}
         e2ee: m.e2ee === undefined ? null : stringifyJson(m.e2ee),
         serverTs: m.serverTs,
       });
+      // A group message is numbered on its group's timeline, as the delivery writer does.
+      if (m.chatType === "C2G") {
+        await db.execute(sql`with h as (insert into timeline_head (conv_id, last_seq) values (${m.to}, 1)
+            on conflict (conv_id) do update set last_seq = timeline_head.last_seq + 1 returning last_seq)
+          insert into timeline (message_id, conv_id, seq) select ${id}, ${m.to}, last_seq from h`);
+      }
       return { id, clientId };
     },
     stop: () => node.stop(),

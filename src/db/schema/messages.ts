@@ -32,11 +32,10 @@ export const messages = pgTable(
   },
   (t) => [
     uniqueIndex("messages_sender_client_id_uq").on(sql`coalesce(${t.fromId}, 0)`, t.clientId),
-    // History and conversation views.
+    // C2C history and conversation views (a group's are read through its timeline).
     index("messages_c2c_pair_idx")
       .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, t.id)
       .where(sql`${t.chatType} = 'C2C'`),
-    index("messages_c2g_idx").on(t.toId, t.id).where(sql`${t.chatType} = 'C2G'`),
     // The conversation list (src/domain/social/conversations.ts): a user's C2C as sender or as receiver,
     // newest first and `server_ts > last_server_ts` for the incremental pull (a BitmapOr of the two).
     index("messages_c2c_from_idx").on(t.fromId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),

@@ -3,6 +3,7 @@ import { userDevices, users } from "../../db/schema/index.ts";
 import type { Store } from "../../db/store.ts";
 import type { IdGenerator } from "../../ids/tsid.ts";
 import { fail, ok, type Result } from "../errors.ts";
+import { inThread } from "../../db/batch-load.ts";
 import { AccountLiveness } from "./liveness.ts";
 import { DeviceSessions } from "./sessions.ts";
 import type { TokenService } from "./tokens.ts";
@@ -52,7 +53,7 @@ export class Accounts {
   ) {
     this.db = store.db;
     this.sessions = new DeviceSessions(store, tokens, now);
-    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now);
+    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now, inThread(store));
   }
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {

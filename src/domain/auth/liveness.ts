@@ -65,6 +65,8 @@ export class AccountLiveness {
     source: LivenessSource,
     private readonly ttlMs: number,
     private readonly now: () => number,
+    /** The store runs queries in this thread (PGlite): gather a turn's handshakes into one query (BatchLoader). */
+    gather?: () => boolean,
   ) {
     this.#rotatedAt = now();
     this.#loader = new BatchLoader(
@@ -74,6 +76,7 @@ export class AccountLiveness {
       },
       "gone",
       BATCH_MAX,
+      gather,
     );
   }
 

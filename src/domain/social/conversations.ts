@@ -76,13 +76,19 @@ export function lastC2CQuery(me: bigint, since?: number): SQL {
     order by conv, m.server_ts desc, m.id desc`;
 }
 
-/** The newest C2G per group `me` is a member of now (messages_c2g_idx per group). */
+/**
+ * The newest C2G of each group `me` is a member of now, among what `me` may
+ * see (numbered after they joined: a new member is not shown what was said
+ * before, docs/delivery.md "Membership"): one backward step on the group's
+ * timeline index per open membership span.
+ */
 export function lastC2GQuery(me: bigint, since?: number): SQL {
-  return sql`select distinct on (m.to_id) m.to_id as conv, ${COLS}
-    from messages m
-    join im_group_member gm on gm.group_id = m.to_id and gm.user_id = ${me}
-    where m.chat_type = 'C2G'${newerThan(since)}
-    order by m.to_id, m.server_ts desc, m.id desc`;
+  return sql`select t.conv_id as conv, ${COLS}
+    from timeline_member s
+    cross join lateral (select t.message_id, t.conv_id from timeline t
+      where t.conv_id = s.conv_id and t.seq > s.join_seq order by t.seq desc limit 1) t
+    join messages m on m.id = t.message_id
+    where s.user_id = ${me} and s.leave_seq is null${newerThan(since)}`;
 }
 
 /** The conversation list (§2.3) and its server-side pin and delete state. */

@@ -142,5 +142,7 @@ export class SocialFacts {
       return out;
     },
     [],
+    undefined,
+    () => this.store.kind === "pglite",
   );
 }
