@@ -11,7 +11,7 @@
  * second. On `memory://` the database lives inside the server process, so
  * they go through REST (`/passport/signup`, `/friend/add` + `/confirm`), with
  * argon2id at its 1 MiB floor (IBIS_PASSWORD_MEMORY_KIB) so signup costs ~ms.
- * Groups always go through `/group/add` (one call per group). Tokens are
+ * Groups always go through REST (`/group/add`, then `/group_member/join` past 1,000 members). Tokens are
  * minted locally with the node's fixed IBIS_TOKEN_SECRET.
  */
 import postgres from "postgres";
@@ -156,9 +156,15 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
     ]);
     for (let i = 0; i < rows.length; i += 5000) await db.sql`insert into friend ${db.sql(rows.slice(i, i + 5000))}`;
   };
+  // Id lists are capped per call (MAX_ID_LIST): the group is made with the first chunk, the rest invited.
   const group = async (owner: bigint, members: readonly bigint[]): Promise<bigint> => {
-    const r = (await rest.call(owner, "/api/v1/group/add", { member_uids: members, title: "bench" })) as { group: { gid: bigint } };
-    return r.group.gid;
+    const CHUNK = 1000;
+    const r = (await rest.call(owner, "/api/v1/group/add", { member_uids: members.slice(0, CHUNK), title: "bench" })) as { group: { gid: bigint } };
+    const gid = r.group.gid;
+    for (let i = CHUNK; i < members.length; i += CHUNK) {
+      await rest.call(owner, "/api/v1/group_member/join", { gid, member_uids: members.slice(i, i + CHUNK) });
+    }
+    return gid;
   };
   return { name: `ibis-${store}`, store, server, headers, token, users, befriend, group, post: rest.call, stop, ...(db ? { pg: db.sql } : {}) };
 }

@@ -34,6 +34,14 @@ function exactReviver(this: unknown, _key: string, value: unknown, context?: { s
  */
 export const MAX_JSON_DEPTH = 64;
 
+/** At most `max` `{` and `[` in all (native searches): then no nesting can exceed `max`, the usual case. */
+function fewOpenings(text: string, max: number): boolean {
+  let n = 0;
+  for (let i = text.indexOf("{"); i >= 0; i = text.indexOf("{", i + 1)) if (++n > max) return false;
+  for (let i = text.indexOf("["); i >= 0; i = text.indexOf("[", i + 1)) if (++n > max) return false;
+  return true;
+}
+
 /**
  * Whether `text` opens more than `max` arrays/objects at once. Strings are
  * skipped with indexOf (brackets inside them do not count), so a payload that
@@ -57,7 +65,7 @@ function nestedDeeper(text: string, max: number): boolean {
  * longer than the bound cannot exceed it and is not scanned.
  */
 export function parseJson(text: string, maxDepth?: number): unknown {
-  if (maxDepth !== undefined && text.length > maxDepth && nestedDeeper(text, maxDepth)) {
+  if (maxDepth !== undefined && text.length > maxDepth && !fewOpenings(text, maxDepth) && nestedDeeper(text, maxDepth)) {
     throw new SyntaxError(`JSON nested deeper than ${maxDepth} levels`);
   }
   return LONG_NUMBER.test(text) ? JSON.parse(text, exactReviver as never) : JSON.parse(text);

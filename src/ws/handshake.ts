@@ -5,16 +5,14 @@
  */
 import { bearer } from "../http/auth.ts";
 import { VERDICT_REFUSAL, type SessionVerdict } from "../domain/auth/liveness.ts";
+import { DEVICE_ID, DEVICE_TYPES } from "../domain/auth/rules.ts";
 import type { TokenService } from "../domain/auth/tokens.ts";
 import type { ConnIdentity } from "./conn.ts";
 import type { WindowCounter } from "./throttle.ts";
 
-export const DEVICE_TYPES: ReadonlySet<string> = new Set(["ios", "android", "web", "desktop"]);
+export { DEVICE_TYPES };
 // The canonical strings, so a connection keeps a shared one rather than its header's copy.
 const DEVICE_TYPE_OF: ReadonlyMap<string, string> = new Map([...DEVICE_TYPES].map((t) => [t, t]));
-
-/** Printable ASCII without spaces or commas (the text CLIENT_ACK is comma-separated), 1–128 chars. */
-const DEVICE_ID = /^[\x21-\x2b\x2d-\x7e]{1,128}$/;
 
 export interface HandshakeRefusal {
   readonly ok: false;

@@ -73,6 +73,21 @@ for (const kind of storeKinds()) {
       expect(malformed.body.code).toBe(400);
     });
 
+    // The WebSocket handshake refuses these device headers; REST used to accept (and truncate) them, minting
+    // tokens for a device that can never connect and merging long ids that share their first 128 characters.
+    test.each([
+      [{ "X-Device-ID": "a,b" }, /X-Device-ID/],
+      [{ "X-Device-ID": "has space" }, /X-Device-ID/],
+      [{ "X-Device-ID": "x".repeat(129) }, /X-Device-ID/],
+      [{ "X-Device-ID": "d1", "X-Device-Type": "toaster" }, /X-Device-Type/],
+    ])("signup and login refuse device headers the handshake refuses: %p → 400", async (headers, msg) => {
+      for (const path of ["/api/v1/passport/signup", "/api/v1/passport/login"]) {
+        const res = await api(node, "POST", path, { body: { account: "alice", pwd: "secret-1" }, headers });
+        expect(res.status).toBe(400);
+        expect(res.body).toMatchObject({ code: 400, msg: expect.stringMatching(msg) });
+      }
+    });
+
     test("login: same payload; wrong password and unknown account get one generic 401 message", async () => {
       const good = await api(node, "POST", "/api/v1/passport/login", {
         body: { account: "alice", pwd: "secret-1" },

@@ -34,7 +34,19 @@ export function checkNickname(raw: string | undefined, account: string): Result<
   return ok(nickname || account.split("@")[0]!);
 }
 
-/** Device headers as they arrive (X-Device-ID / X-Device-Type): trimmed, bounded, "" when absent. */
-export function deviceOf(id: string | undefined, type: string | undefined): { deviceId: string; deviceType: string } {
-  return { deviceId: (id ?? "").trim().slice(0, 128), deviceType: (type ?? "").trim().slice(0, 32) };
+export const DEVICE_TYPES: ReadonlySet<string> = new Set(["ios", "android", "web", "desktop"]);
+
+/** Printable ASCII without spaces or commas (the text CLIENT_ACK is comma-separated), 1–128 chars. */
+export const DEVICE_ID = /^[\x21-\x2b\x2d-\x7e]{1,128}$/;
+
+/**
+ * Device headers at sign-up and login (X-Device-ID / X-Device-Type), trimmed, "" when absent; refused (400)
+ * when the WebSocket handshake would refuse them, so no token names a device that can never connect.
+ */
+export function deviceOf(id: string | undefined, type: string | undefined): Result<{ deviceId: string; deviceType: string }> {
+  const deviceId = (id ?? "").trim();
+  const deviceType = (type ?? "").trim().toLowerCase();
+  if (deviceId !== "" && !DEVICE_ID.test(deviceId)) return fail("bad_request", "X-Device-ID: 1–128 printable ASCII characters, no space or comma");
+  if (deviceType !== "" && !DEVICE_TYPES.has(deviceType)) return fail("bad_request", `X-Device-Type: one of ${[...DEVICE_TYPES].join(", ")}`);
+  return ok({ deviceId, deviceType });
 }

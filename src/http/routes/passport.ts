@@ -43,7 +43,7 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
     return okResult(pwd);
   }
 
-  const device = (c: Context) => deviceOf(c.req.header("x-device-id"), c.req.header("x-device-type"));
+  const device = (c: Context) => unwrap(deviceOf(c.req.header("x-device-id"), c.req.header("x-device-type")));
 
   async function session(c: Context, account: { userId: bigint; account: string; nickname: string }, deviceId: string) {
     const { token, refreshtoken } = await accounts.sessions.start(account.userId, deviceId);

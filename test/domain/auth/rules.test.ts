@@ -32,9 +32,12 @@ describe("account rules", () => {
     expect(checkNickname("x".repeat(65), "bob").ok).toBe(false);
   });
 
-  test("device headers are trimmed and bounded", () => {
-    expect(deviceOf(" d1 ", " ios ")).toEqual({ deviceId: "d1", deviceType: "ios" });
-    expect(deviceOf(undefined, undefined)).toEqual({ deviceId: "", deviceType: "" });
-    expect(deviceOf("x".repeat(500), "y".repeat(50))).toEqual({ deviceId: "x".repeat(128), deviceType: "y".repeat(32) });
+  test("device headers are trimmed and checked like the WebSocket handshake's", () => {
+    expect(deviceOf(" d1 ", " iOS ")).toEqual({ ok: true, value: { deviceId: "d1", deviceType: "ios" } });
+    expect(deviceOf(undefined, undefined)).toEqual({ ok: true, value: { deviceId: "", deviceType: "" } });
+    expect(deviceOf("x".repeat(128), "web").ok).toBe(true);
+    for (const [id, type] of [["x".repeat(129), ""], ["a,b", ""], ["a b", ""], ["é", ""], ["d1", "toaster"]]) {
+      expect(deviceOf(id, type)).toMatchObject({ ok: false, error: { kind: "bad_request" } });
+    }
   });
 });
