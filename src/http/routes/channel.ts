@@ -15,9 +15,10 @@ import type { Services } from "../../services.ts";
 import { currentUser, requireUser, type AppEnv } from "../auth.ts";
 import { ok } from "../envelope.ts";
 import { failureResponse } from "../errors.ts";
-import { input, params } from "../params.ts";
+import { input } from "../params.ts";
+import { schema, valid } from "../openapi.ts";
 import { perUserThrottle } from "../throttle.ts";
-import { integerOf, zInt } from "../zod.ts";
+import { integerOf, zAsSent, zInt } from "../zod.ts";
 
 const noNul = (s: string) => !s.includes("\u0000");
 const text = (min: number, max: number) => z.string().trim().min(min).max(max).refine(noNul, "must not contain NUL");
@@ -55,6 +56,18 @@ const category = z.object({ category: text(1, 32).optional() });
 
 const LIMIT_DEFAULT = 20;
 const LIMIT_MAX = 100;
+
+// Declared inputs (§4.3): a path parameter wins; the same name in the body or query is only the fallback (`param`).
+const fromPath = (what: string) => zAsSent(`${what}; the path parameter wins, body or query is the fallback`);
+const CHANNEL = { channel_id: fromPath("64-bit channel id (required)") };
+const MESSAGE = { message_id: fromPath("64-bit message id (required; or msg_id)"), msg_id: zAsSent("alias of message_id") };
+const USER = { user_id: fromPath("64-bit user id (required; or uid)"), uid: zAsSent("alias of user_id") };
+const PAGE = { cursor: zAsSent("exclusive cursor"), limit: zAsSent(`default ${LIMIT_DEFAULT}, at most ${LIMIT_MAX}`) };
+const ROLE = zAsSent("integer 1–3 (required)");
+const Reaction = z.object({ reaction_type: reactionType.default("like") });
+const Invitation = z.object({ invitation_id: zAsSent("64-bit id (required)") });
+const NO_INPUT = z.object({});
+const Order = z.object({ order_no: fromPath("order number (required)") });
 
 /** `limit`: default 20, at most 100; anything unreadable ("0x5", true) is the default. */
 export function limitOf(p: Record<string, unknown>): number {
@@ -113,6 +126,9 @@ export interface ChannelRoute {
   /** Stores or fans out work: the per-user write budget; views, reactions, reads and search: the read budget. */
   readonly throttle?: "write" | "read";
   readonly extension?: boolean;
+  readonly summary: string;
+  /** What the handler reads (it sees only these keys, as validated); none: the handler reads nothing. */
+  readonly input?: z.ZodType<Record<string, unknown>>;
   readonly handler: Handler;
 }
 
@@ -123,9 +139,11 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["POST"],
       path: "/api/v1/channel/create",
+      summary: "Create a channel",
+      input: createBody,
       throttle: "write",
-      handler: async (_c, me, p) => {
-        const b = input(createBody, p);
+      handler: async (c, me) => {
+        const b = valid(c, createBody);
         return channels.create(me, {
           name: b.name,
           visibility: b.visibility,
@@ -140,48 +158,60 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
         });
       },
     },
-    { methods: ["GET"], path: "/api/v1/channels/subscribed", handler: (_c, me, p) => channels.subscribed(me, cursorId(p), limitOf(p)) },
-    { methods: ["GET"], path: "/api/v1/channels/managed", handler: (_c, me) => channels.managed(me) },
-    { methods: ["GET"], path: "/api/v1/channels/unread/summary", handler: (_c, me) => channels.unreadSummary(me) },
+    { methods: ["GET"], path: "/api/v1/channels/subscribed", summary: "Channels I subscribe to, by cursor", input: z.object(PAGE), handler: (_c, me, p) => channels.subscribed(me, cursorId(p), limitOf(p)) },
+    { methods: ["GET"], path: "/api/v1/channels/managed", summary: "Channels I own or administer", handler: (_c, me) => channels.managed(me) },
+    { methods: ["GET"], path: "/api/v1/channels/unread/summary", summary: "Unread counts of my channels", handler: (_c, me) => channels.unreadSummary(me) },
     {
       methods: ["GET"],
       path: "/api/v1/channels/search",
+      summary: "Search channels by keyword",
+      input: keyword.extend({ limit: PAGE.limit }),
       throttle: "read",
-      handler: (_c, me, p) => channels.search(me, input(keyword, p).keyword, limitOf(p)),
+      handler: (c, me, p) => channels.search(me, valid(c, keyword).keyword, limitOf(p)),
     },
     {
       methods: ["GET"],
       path: "/api/v1/channels/discover",
+      summary: "Discover channels, by category",
+      input: category.extend({ limit: PAGE.limit }),
       throttle: "read",
-      handler: (_c, me, p) => channels.discover(me, input(category, p).category, limitOf(p)),
+      handler: (c, me, p) => channels.discover(me, valid(c, category).category, limitOf(p)),
     },
     {
       methods: ["POST"],
       path: "/api/v1/channel/invitation/accept",
+      summary: "Accept a channel invitation",
+      input: Invitation,
       throttle: "write",
       handler: (c, me, p) => invitations.accept(me, idParam(c, p, "invitation_id", "bad_request", "invitation_id is required")),
     },
     {
       methods: ["POST"],
       path: "/api/v1/channel/invitation/reject",
+      summary: "Reject a channel invitation",
+      input: Invitation,
       throttle: "write",
       handler: (c, me, p) => invitations.reject(me, idParam(c, p, "invitation_id", "bad_request", "invitation_id is required")),
     },
-    { methods: ["GET"], path: "/api/v1/channel/invitations/my", handler: (_c, me) => invitations.list(me, "mine") },
-    { methods: ["GET"], path: "/api/v1/channel/invitations/sent", handler: (_c, me) => invitations.list(me, "sent") },
-    { methods: ["POST"], path: "/api/v1/channel/order/pay", throttle: "write", handler: (c, me, p) => orders.pay(me, orderNoOf(c, p)) },
+    { methods: ["GET"], path: "/api/v1/channel/invitations/my", summary: "Invitations I received", handler: (_c, me) => invitations.list(me, "mine") },
+    { methods: ["GET"], path: "/api/v1/channel/invitations/sent", summary: "Invitations I sent", handler: (_c, me) => invitations.list(me, "sent") },
+    { methods: ["POST"], path: "/api/v1/channel/order/pay", summary: "Pay a channel order", input: Order, throttle: "write", handler: (c, me, p) => orders.pay(me, orderNoOf(c, p)) },
     {
       methods: ["POST"],
       path: "/api/v1/channel/order/cancel",
+      summary: "Cancel a channel order",
+      input: Order,
       throttle: "write",
       extension: true,
       handler: (c, me, p) => orders.cancel(me, orderNoOf(c, p)),
     },
-    { methods: ["GET"], path: "/api/v1/channel/orders/my", handler: (_c, me) => orders.mine(me) },
-    { methods: ["GET"], path: "/api/v1/channel/order/:order_no", handler: (c, me, p) => orders.detail(me, orderNoOf(c, p)) },
+    { methods: ["GET"], path: "/api/v1/channel/orders/my", summary: "My channel orders", handler: (_c, me) => orders.mine(me) },
+    { methods: ["GET"], path: "/api/v1/channel/order/:order_no", summary: "One of my channel orders", input: Order, handler: (c, me, p) => orders.detail(me, orderNoOf(c, p)) },
     {
       methods: ["GET"],
       path: "/api/v1/channel/by_custom_id/:custom_id",
+      summary: "A channel by its custom id",
+      input: z.object({ custom_id: fromPath("1–64 of A-Z a-z 0-9 _ . -") }),
       handler: (c, me, p) => {
         const v = param(c, p, "custom_id");
         if (typeof v !== "string" || !/^[A-Za-z0-9_.-]{1,64}$/.test(v)) return fail("bad_request", "custom_id: 1–64 of A-Z a-z 0-9 _ . -");
@@ -189,13 +219,15 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
       },
     },
     // One channel.
-    { methods: ["GET"], path: "/api/v1/channel/:channel_id", handler: (c, me, p) => channels.get(me, channelIdOf(c, p)) },
+    { methods: ["GET"], path: "/api/v1/channel/:channel_id", summary: "One channel", input: z.object(CHANNEL), handler: (c, me, p) => channels.get(me, channelIdOf(c, p)) },
     {
       methods: ["PUT", "POST"],
       path: "/api/v1/channel/:channel_id/update",
+      summary: "Edit a channel",
+      input: updateBody.extend(CHANNEL),
       throttle: "write",
       handler: (c, me, p) => {
-        const b = input(updateBody, p);
+        const b = valid(c, updateBody);
         return channels.update(me, channelIdOf(c, p), {
           ...(b.name !== undefined ? { name: b.name } : {}),
           ...(b.description !== undefined ? { description: b.description } : {}),
@@ -206,20 +238,24 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
         });
       },
     },
-    { methods: ["POST"], path: "/api/v1/channel/:channel_id/delete", throttle: "write", handler: (c, me, p) => channels.delete(me, channelIdOf(c, p)) },
-    { methods: ["POST"], path: "/api/v1/channel/:channel_id/subscribe", throttle: "write", handler: (c, me, p) => channels.subscribe(me, channelIdOf(c, p)) },
+    { methods: ["POST"], path: "/api/v1/channel/:channel_id/delete", summary: "Delete a channel (owner)", input: z.object(CHANNEL), throttle: "write", handler: (c, me, p) => channels.delete(me, channelIdOf(c, p)) },
+    { methods: ["POST"], path: "/api/v1/channel/:channel_id/subscribe", summary: "Subscribe to a channel", input: z.object(CHANNEL), throttle: "write", handler: (c, me, p) => channels.subscribe(me, channelIdOf(c, p)) },
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/unsubscribe",
+      summary: "Unsubscribe from a channel",
+      input: z.object(CHANNEL),
       throttle: "write",
       handler: (c, me, p) => channels.unsubscribe(me, channelIdOf(c, p)),
     },
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/message",
+      summary: "Publish a channel message",
+      input: messageBody.extend(CHANNEL),
       throttle: "write",
       handler: (c, me, p) => {
-        const b = input(messageBody, p);
+        const b = valid(c, messageBody);
         return messages.publish(me, channelIdOf(c, p), {
           content: b.content,
           msgType: b.msg_type,
@@ -231,47 +267,61 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["GET"],
       path: "/api/v1/channel/:channel_id/messages",
+      summary: "A channel's messages, by seq cursor",
+      input: z.object({ ...CHANNEL, ...PAGE }),
       handler: (c, me, p) => {
         const seq = p.cursor === undefined || p.cursor === "" ? undefined : (integerOf(p.cursor) ?? -1);
         if (seq !== undefined && seq < 0) return fail("bad_request", "cursor: must be a message seq");
         return messages.list(me, channelIdOf(c, p), seq, limitOf(p));
       },
     },
-    { methods: ["POST"], path: "/api/v1/channel/:channel_id/read", throttle: "read", handler: (c, me, p) => messages.markRead(me, channelIdOf(c, p), messageIdOf(c, p)) },
+    { methods: ["POST"], path: "/api/v1/channel/:channel_id/read", summary: "Mark a channel read up to a message", input: z.object({ ...CHANNEL, ...MESSAGE }), throttle: "read", handler: (c, me, p) => messages.markRead(me, channelIdOf(c, p), messageIdOf(c, p)) },
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/admin",
+      summary: "Add a channel admin",
+      input: z.object({ ...CHANNEL, ...USER, role: ROLE }),
       throttle: "write",
       handler: (c, me, p) => members.addAdmin(me, channelIdOf(c, p), userIdOf(c, p), roleOf(p)),
     },
     {
       methods: ["DELETE"],
       path: "/api/v1/channel/:channel_id/admin/:user_id",
+      summary: "Remove a channel admin",
+      input: z.object({ ...CHANNEL, ...USER }),
       throttle: "write",
       handler: (c, me, p) => members.removeAdmin(me, channelIdOf(c, p), userIdOf(c, p)),
     },
     {
       methods: ["PUT"],
       path: "/api/v1/channel/:channel_id/admin/:user_id/role",
+      summary: "Change a channel admin's role",
+      input: z.object({ ...CHANNEL, ...USER, role: ROLE }),
       throttle: "write",
       handler: (c, me, p) => members.updateRole(me, channelIdOf(c, p), userIdOf(c, p), roleOf(p)),
     },
-    { methods: ["GET"], path: "/api/v1/channel/:channel_id/admins", handler: (c, me, p) => members.admins(me, channelIdOf(c, p)) },
+    { methods: ["GET"], path: "/api/v1/channel/:channel_id/admins", summary: "A channel's admins", input: z.object(CHANNEL), handler: (c, me, p) => members.admins(me, channelIdOf(c, p)) },
     {
       methods: ["GET"],
       path: "/api/v1/channel/:channel_id/subscribers",
+      summary: "A channel's subscribers, by cursor",
+      input: z.object({ ...CHANNEL, ...PAGE }),
       handler: (c, me, p) => members.subscribers(me, channelIdOf(c, p), cursorId(p), limitOf(p)),
     },
     {
       methods: ["DELETE"],
       path: "/api/v1/channel/:channel_id/subscriber/:user_id",
+      summary: "Remove a subscriber",
+      input: z.object({ ...CHANNEL, ...USER }),
       throttle: "write",
       handler: (c, me, p) => members.removeSubscriber(me, channelIdOf(c, p), userIdOf(c, p)),
     },
-    { methods: ["GET"], path: "/api/v1/channel/:channel_id/stats", handler: (c, me, p) => stats.stats(me, channelIdOf(c, p)) },
+    { methods: ["GET"], path: "/api/v1/channel/:channel_id/stats", summary: "A channel's totals", input: z.object(CHANNEL), handler: (c, me, p) => stats.stats(me, channelIdOf(c, p)) },
     {
       methods: ["GET"],
       path: "/api/v1/channel/:channel_id/stats/daily",
+      summary: "A channel's daily figures",
+      input: z.object({ ...CHANNEL, days: zAsSent(`default 7, at most ${MAX_STAT_DAYS}`) }),
       handler: (c, me, p) => {
         const n = p.days === undefined || p.days === "" ? 7 : integerOf(p.days);
         if (n === undefined || n < 1) return fail("bad_request", `days: must be an integer 1–${MAX_STAT_DAYS}`);
@@ -281,19 +331,25 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/message/:message_id/view",
+      summary: "Count a message view",
+      input: z.object({ ...CHANNEL, ...MESSAGE }),
       throttle: "read",
       handler: (c, me, p) => messages.view(me, channelIdOf(c, p), messageIdOf(c, p)),
     },
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/message/:message_id/reaction",
+      summary: "React to a message",
+      input: z.object({ ...CHANNEL, ...MESSAGE, reaction_type: Reaction.shape.reaction_type }),
       throttle: "read",
       handler: (c, me, p) =>
-        messages.react(me, channelIdOf(c, p), messageIdOf(c, p), input(z.object({ reaction_type: reactionType.default("like") }), p).reaction_type),
+        messages.react(me, channelIdOf(c, p), messageIdOf(c, p), valid(c, Reaction).reaction_type),
     },
     {
       methods: ["DELETE"],
       path: "/api/v1/channel/:channel_id/message/:message_id/reaction/:reaction_type",
+      summary: "Remove my reaction",
+      input: z.object({ ...CHANNEL, ...MESSAGE, reaction_type: fromPath("the reaction") }),
       throttle: "read",
       handler: (c, me, p) =>
         messages.unreact(me, channelIdOf(c, p), messageIdOf(c, p), input(reactionType, param(c, p, "reaction_type") ?? "")),
@@ -301,10 +357,12 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["PUT", "POST"],
       path: "/api/v1/channel/:channel_id/message/:message_id/edit",
+      summary: "Edit a channel message",
+      input: editBody.extend({ ...CHANNEL, ...MESSAGE }),
       throttle: "write",
       extension: true,
       handler: (c, me, p) => {
-        const b = input(editBody, p);
+        const b = valid(c, editBody);
         return messages.edit(me, channelIdOf(c, p), messageIdOf(c, p), {
           content: b.content,
           ...(b.msg_type !== undefined ? { msgType: b.msg_type } : {}),
@@ -315,6 +373,8 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/message/:message_id/revoke",
+      summary: "Revoke a channel message",
+      input: z.object({ ...CHANNEL, ...MESSAGE }),
       throttle: "write",
       extension: true,
       handler: (c, me, p) => messages.revoke(me, channelIdOf(c, p), messageIdOf(c, p)),
@@ -322,11 +382,13 @@ export function channelRouteTable(ch: Channels): readonly ChannelRoute[] {
     {
       methods: ["POST"],
       path: "/api/v1/channel/:channel_id/invitation",
+      summary: "Invite a user to a channel",
+      input: z.object({ ...CHANNEL, invitee_uid: fromPath("64-bit user id (or invitee_user_id / user_id / uid)"), invitee_user_id: zAsSent("alias"), ...USER }),
       throttle: "write",
       handler: (c, me, p) =>
         invitations.create(me, channelIdOf(c, p), idParam(c, p, "invitee_uid", "user_id_empty", "user id empty", "invitee_user_id", "user_id", "uid")),
     },
-    { methods: ["POST"], path: "/api/v1/channel/:channel_id/order", throttle: "write", handler: (c, me, p) => orders.create(me, channelIdOf(c, p)) },
+    { methods: ["POST"], path: "/api/v1/channel/:channel_id/order", summary: "Order a paid channel", input: z.object(CHANNEL), throttle: "write", handler: (c, me, p) => orders.create(me, channelIdOf(c, p)) },
   ];
 }
 
@@ -346,9 +408,12 @@ export function channelRoutes(services: Services, ch: Channels, table = channelR
     read: perUserThrottle(services, services.config.channelReadsPerMin, "channel reads"),
   };
   for (const route of table) {
-    const answer = async (c: Context<AppEnv>) => ok(c, unwrap(await route.handler(c, currentUser(c).userId, await params(c))));
-    if (route.throttle) app.on([...route.methods], [route.path], budgets[route.throttle], answer);
-    else app.on([...route.methods], [route.path], answer);
+    // Input-less routes still pass query and body through params(c): a NUL character there stays a 400.
+    const declared = route.input ?? NO_INPUT;
+    const answer = async (c: Context<AppEnv>) => ok(c, unwrap(await route.handler(c, currentUser(c).userId, valid(c, declared))));
+    const declare = schema({ summary: route.summary, params: declared });
+    if (route.throttle) app.on([...route.methods], [route.path], budgets[route.throttle], declare, answer);
+    else app.on([...route.methods], [route.path], declare, answer);
   }
   return app;
 }

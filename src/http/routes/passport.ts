@@ -7,11 +7,10 @@ import { currentUser, requireUser, unauthorized, type AppEnv } from "../auth.ts"
 import { VERDICT_REFUSAL } from "../../domain/auth/liveness.ts";
 import type { RefreshRefusal } from "../../domain/auth/sessions.ts";
 import { ok } from "../envelope.ts";
-import { body } from "../params.ts";
 import { schema, valid } from "../openapi.ts";
 import { perIpThrottle } from "../throttle.ts";
 import { userIdKeys } from "../user-id.ts";
-import { zBool } from "../zod.ts";
+import { zAsSent, zBool } from "../zod.ts";
 
 const Credentials = z.object({
   account: z.string({ error: "account is required" }),
@@ -19,6 +18,9 @@ const Credentials = z.object({
   nickname: z.string().optional(),
   rsa_encrypt: zBool.optional(),
 });
+
+// The refresh-token header wins; the body field is the fallback (a non-string there counts as absent).
+const Refresh = z.object({ refreshtoken: zAsSent("refresh token, when the refresh-token header is absent") });
 
 const REFRESH_REFUSAL: Record<RefreshRefusal["reason"], readonly [title: string, content: string]> = {
   gone: VERDICT_REFUSAL.gone,
@@ -66,8 +68,8 @@ export function passportRoutes(services: Services): Hono<AppEnv> {
     return session(c, account, dev.deviceId);
   });
 
-  app.post("/api/v1/passport/refreshtoken", async (c) => {
-    const fromBody = (await body(c)).refreshtoken;
+  app.post("/api/v1/passport/refreshtoken", schema({ summary: "New token pair from a refresh token (header refresh-token, or body)", body: Refresh }), async (c) => {
+    const fromBody = valid(c, Refresh).refreshtoken;
     const token = c.req.header("refresh-token") || (typeof fromBody === "string" ? fromBody : "");
     if (!token) return unauthorized(c, "missing refresh token");
     const claims = await tokens.verify(token, "refresh");
