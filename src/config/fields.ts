@@ -350,6 +350,11 @@ export const fields = {
     int(500_000, 1000),
     "Acknowledgement marks waiting for the store at most; beyond it the oldest are dropped (those messages are delivered again, never lost).",
   ),
+  deliveryMarkTickMs: def(
+    "IBIS_DELIVERY_MARK_TICK_MS",
+    int(25, 0, 1000),
+    "Least time between two acknowledgement batches to the database, ms: the acks of one device in one group within it become one cursor row write (confirms are not delayed). 0: back to back.",
+  ),
   deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
   deliveryPruneIntervalMs: def(
     "IBIS_DELIVERY_PRUNE_INTERVAL_MS",

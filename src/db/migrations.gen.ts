@@ -165,5 +165,15 @@ export const migrations: readonly EmbeddedMigration[] = [
     "statements": [
       "DROP INDEX \"messages_c2g_idx\";"
     ]
+  },
+  {
+    "tag": "0011_cursor_ranges",
+    "hash": "e9481dd55e19f3e2c6236343c29546763e91649ed08306bf9518233b97be5062",
+    "statements": [
+      "-- Cursor acks past a hole become ranges (docs/delivery.md \"Cursors\"): a hole that stays open costs one range\n-- instead of one array element per message after it, and every write stays O(ranges).\nALTER TABLE \"timeline_cursor\" ADD COLUMN \"above_runs\" int8multirange DEFAULT '{}'::int8multirange NOT NULL;",
+      "UPDATE \"timeline_cursor\" SET \"above_runs\" = (SELECT range_agg(int8range(x, x, '[]')) FROM unnest(\"above\") x)\n  WHERE cardinality(\"above\") > 0;",
+      "ALTER TABLE \"timeline_cursor\" DROP COLUMN \"above\";",
+      "ALTER TABLE \"timeline_cursor\" RENAME COLUMN \"above_runs\" TO \"above\";"
+    ]
   }
 ];

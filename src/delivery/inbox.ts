@@ -68,7 +68,7 @@ function timelinePending(user: SQL, device: SQL, floor: SQL): SQL {
     left join timeline_cursor c on c.user_id = s.user_id and c.device_id = ${device} and c.conv_id = s.conv_id
     join timeline t on t.conv_id = s.conv_id and t.seq > greatest(s.join_seq, coalesce(c.seq, 0))
       and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN})
-    where s.user_id = ${user} and t.message_id >= ${floor} and not (t.seq = any(coalesce(c.above, '{}'::bigint[])))`;
+    where s.user_id = ${user} and t.message_id >= ${floor} and not coalesce(c.above @> t.seq, false)`;
 }
 
 /** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
@@ -360,7 +360,7 @@ export class InboxReader {
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
       // Entries pruned under a cursor can never be acknowledged: the cursor moves past them (else it would wait forever).
       await tx.execute(sql`update timeline_cursor c set seq = f.low,
-          above = array(select x from unnest(c.above) x where x > f.low order by x)
+          above = c.above - int8multirange(int8range(null, f.low, '[]'))
         from (select h.conv_id, coalesce((select min(t.seq) from timeline t where t.conv_id = h.conv_id) - 1, h.last_seq) as low
           from timeline_head h) f
         where f.conv_id = c.conv_id and f.low > c.seq`);
@@ -419,7 +419,7 @@ export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatTyp
     order by (case when t.seq is null
         then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
         else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
-          and c.conv_id = t.conv_id and (t.seq <= c.seq or t.seq = any(c.above))) end), m.id
+          and c.conv_id = t.conv_id and (t.seq <= c.seq or c.above @> t.seq)) end), m.id
     limit 1`;
 }
 

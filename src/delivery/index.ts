@@ -47,9 +47,12 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
   const marks = new MarkLedger(
     services.marks ?? new MemoryMarkShare(),
     (rows) => writeMarks(store, rows),
-    config.deliveryBatchMax * 4,
+    // Acks fold into one cursor row per device and group before the write, so a tick of a 1,000-member
+    // group (thousands of acks) is still one row per device: the batch bound is on acks held, not rows.
+    config.deliveryBatchMax * 16,
     (err) => log.warn("delivery: marks not shared or written yet", { err }),
     config.deliveryMarksMax,
+    config.deliveryMarkTickMs,
   );
   const core = new Engine({
     sessions: deps.sessions,

@@ -121,6 +121,8 @@ export class MarkLedger {
     private readonly onError: (err: unknown) => void,
     /** Marks waiting at most: a store down for long drops the oldest (delivered again later, never lost). */
     private readonly maxQueued = Number.MAX_SAFE_INTEGER,
+    /** Least ms between two batch starts: acks arriving meanwhile coalesce (one cursor row per device and group). */
+    private readonly tickMs = 0,
   ) {}
 
   /**
@@ -193,15 +195,21 @@ export class MarkLedger {
   #kick(): void {
     if (this.#running || this.#scheduled) return;
     this.#scheduled = true;
-    setImmediate(() => {
+    const go = () => {
       this.#scheduled = false;
       if (!this.#running) this.#run();
-    });
+    };
+    const wait = this.#lastStart + this.tickMs - performance.now();
+    if (wait > 0) setTimeout(go, wait).unref?.();
+    else setImmediate(go);
   }
+
+  #lastStart = -Infinity;
 
   #run(): void {
     const batch = this.#queue.splice(0, this.maxBatch);
     if (!batch.length) return;
+    this.#lastStart = performance.now();
     this.#running = this.write(batch)
       .then(
         () => {

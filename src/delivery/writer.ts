@@ -53,78 +53,127 @@ export interface Stored {
  * strings inside the arrays: exact on both drivers.
  */
 
-/** Numbers past a hole kept per cursor; beyond them the highest are forgotten (delivered once more, never lost). */
+/** Ranges of numbers past a hole kept per cursor; beyond them the highest are forgotten (delivered once more, never lost). */
 export const ABOVE_MAX = 1024;
 
 /**
  * A ledger batch (src/delivery/marks.ts) in one statement: inbox marks are
- * inserted; timeline acks are folded into one cursor row write per device and
- * conversation. The cursor becomes the end of the run of acknowledged numbers
- * that starts right after it (`v - base - row_number()` is 0 exactly on that
- * run), the rest stays in `above`. Numbers up to the user's latest join
- * before the acked ones count as acknowledged (the device could not see
- * them). A concurrent write of the same row (two nodes) is merged as sets
+ * inserted; timeline acks arrive folded into runs of consecutive numbers per
+ * device and conversation (`foldRuns`: a group's acks are nearly always one
+ * run per device per tick) and become one cursor row write each. `above` is
+ * a multirange: the acked runs join it, everything at or below the cursor
+ * leaves it, and the cursor runs on through its first range when that starts
+ * right after the cursor. Numbers up to the user's latest join before the
+ * acked ones count as acknowledged (the device could not see them). Past
+ * ABOVE_MAX ranges the highest are forgotten (delivered once more, never
+ * lost). A concurrent write of the same row (two nodes) is merged as sets
  * (the higher cursor, the union above it): nothing acknowledged is lost.
+ * Every step is O(ranges), whatever the number of messages past a hole
+ * (an array of numbers made each write O(1,024) per device once a hole stayed open).
  */
 const WRITE_MARKS = `with k as (
   insert into delivery_mark (user_id, device_id, message_id)
   select * from unnest($1::bigint[], $2::text[], $3::bigint[]) on conflict do nothing
 ), a as (
-  select * from unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[]) as a(u, d, c, s)
+  select * from unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) as a(u, d, c, lo, hi)
+), g as (
+  select u, d, c, min(lo) as low, range_agg(int8range(lo, hi, '[]')) as acked from a group by u, d, c
 ), cur as (
   select g.u, g.d, g.c, greatest(coalesce(x.seq, 0), coalesce((select max(j.join_seq) from timeline_member j
       where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0)) as base,
-    coalesce(x.above, '{}'::bigint[]) as above
-  from (select u, d, c, min(s) as low from a group by u, d, c) g
-  left join timeline_cursor x on x.user_id = g.u and x.device_id = g.d and x.conv_id = g.c
-), v as (
-  select cur.u, cur.d, cur.c, cur.base, q.v from cur
-  cross join lateral (select unnest(cur.above) as v union select a.s from a where a.u = cur.u and a.d = cur.d and a.c = cur.c) q
-  where q.v > cur.base
-), r as (
-  select u, d, c, v, v - base - row_number() over (partition by u, d, c order by v) as gap from v
+    coalesce(x.above, '{}'::int8multirange) + g.acked as runs
+  from g left join timeline_cursor x on x.user_id = g.u and x.device_id = g.d and x.conv_id = g.c
 ), n as (
-  select cur.u, cur.d, cur.c, cur.base + count(r.v) filter (where r.gap = 0) as seq,
-    coalesce((array_agg(r.v order by r.v) filter (where r.gap <> 0))[1:${ABOVE_MAX}], '{}'::bigint[]) as above
-  from cur left join r on r.u = cur.u and r.d = cur.d and r.c = cur.c
-  group by cur.u, cur.d, cur.c, cur.base
+  select cur.u, cur.d, cur.c, coalesce(upper(f.r) - 1, cur.base) as seq, cur.runs from cur
+  left join lateral (select r from unnest(cur.runs) as r where lower(r) <= cur.base + 1 and upper(r) > cur.base + 1
+    order by lower(r) limit 1) f on true
 )
 insert into timeline_cursor (user_id, device_id, conv_id, seq, above)
-select u, d, c, seq, above from n order by u, d, c
+select u, d, c, seq, coalesce((select range_agg(r order by lower(r)) from (select r from unnest(runs - int8multirange(int8range(null, seq, '[]'))) as r
+    order by lower(r) limit ${ABOVE_MAX}) q), '{}'::int8multirange)
+from n order by u, d, c
 on conflict (user_id, device_id, conv_id) do update set
   seq = greatest(timeline_cursor.seq, excluded.seq),
-  above = array(select distinct x from unnest(timeline_cursor.above || excluded.above) x
-    where x > greatest(timeline_cursor.seq, excluded.seq) order by x)`;
+  above = (timeline_cursor.above + excluded.above) - int8multirange(int8range(null, greatest(timeline_cursor.seq, excluded.seq), '[]'))`;
+
+/** Timeline acks as runs of consecutive numbers per (user, device, conversation), in columns for WRITE_MARKS. */
+export interface Runs {
+  readonly users: string[];
+  readonly devices: string[];
+  readonly convs: string[];
+  readonly lo: string[];
+  readonly hi: string[];
+}
+
+/** Folds timeline acks (marks with `seq`) into runs: a device's acks in one group, sorted, cut at each hole. */
+export function foldRuns(marks: readonly MarkRow[]): Runs {
+  // user → device → conversation → numbers (nested maps: no key string per ack).
+  const byUser = new Map<bigint, Map<string, Map<bigint, bigint[]>>>();
+  for (const m of marks) {
+    if (m.seq === undefined) continue;
+    let devices = byUser.get(m.userId);
+    if (!devices) byUser.set(m.userId, (devices = new Map()));
+    let convs = devices.get(m.deviceId);
+    if (!convs) devices.set(m.deviceId, (convs = new Map()));
+    const seqs = convs.get(m.conv!);
+    if (seqs) seqs.push(m.seq);
+    else convs.set(m.conv!, [m.seq]);
+  }
+  const out: Runs = { users: [], devices: [], convs: [], lo: [], hi: [] };
+  for (const [user, devices] of byUser) {
+    const u = user.toString();
+    for (const [device, convs] of devices) {
+      for (const [conv, seqs] of convs) {
+        const c = conv.toString();
+        let sorted = true;
+        for (let i = 1; i < seqs.length && sorted; i++) sorted = seqs[i - 1]! <= seqs[i]!;
+        if (!sorted) seqs.sort((x, y) => (x < y ? -1 : x > y ? 1 : 0));
+        let lo = seqs[0]!;
+        let hi = lo;
+        const cut = () => {
+          out.users.push(u);
+          out.devices.push(device);
+          out.convs.push(c);
+          out.lo.push(lo.toString());
+          out.hi.push(hi.toString());
+        };
+        for (let i = 1; i < seqs.length; i++) {
+          const s = seqs[i]!;
+          if (s <= hi + 1n) {
+            if (s > hi) hi = s;
+            continue;
+          }
+          cut();
+          lo = hi = s;
+        }
+        cut();
+      }
+    }
+  }
+  return out;
+}
 
 export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unknown> {
   if (!marks.length) return Promise.resolve();
   const users: string[] = [];
   const devices: string[] = [];
   const ids: string[] = [];
-  const cUsers: string[] = [];
-  const cDevices: string[] = [];
-  const convs: string[] = [];
-  const seqs: string[] = [];
   for (const m of marks) {
-    if (m.seq === undefined) {
-      users.push(m.userId.toString());
-      devices.push(m.deviceId);
-      ids.push(m.messageId.toString());
-    } else {
-      cUsers.push(m.userId.toString());
-      cDevices.push(m.deviceId);
-      convs.push(m.conv!.toString());
-      seqs.push(m.seq.toString());
-    }
+    if (m.seq !== undefined) continue;
+    users.push(m.userId.toString());
+    devices.push(m.deviceId);
+    ids.push(m.messageId.toString());
   }
+  const runs = foldRuns(marks);
   return store.query(WRITE_MARKS, [
     decimalArray(users),
     arrayLiteral(devices),
     decimalArray(ids),
-    decimalArray(cUsers),
-    arrayLiteral(cDevices),
-    decimalArray(convs),
-    decimalArray(seqs),
+    decimalArray(runs.users),
+    arrayLiteral(runs.devices),
+    decimalArray(runs.convs),
+    decimalArray(runs.lo),
+    decimalArray(runs.hi),
   ]);
 }
 

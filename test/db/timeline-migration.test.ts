@@ -137,7 +137,7 @@ for (const kind of storeKinds()) {
       const [cur] = await store.rows<{ seq: bigint | string; above: unknown }>(
         sql`select seq, above::text as above from timeline_cursor where user_id = ${B} and device_id = 'b1'`,
       );
-      expect([String(cur!.seq), cur!.above]).toEqual(["3", "{5,6}"]);
+      expect([String(cur!.seq), cur!.above]).toEqual(["3", "{[5,7)}"]);
     }, 60_000);
   });
 }

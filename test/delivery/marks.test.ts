@@ -75,6 +75,25 @@ describe("MarkLedger", () => {
     expect(writes).toEqual([300]);
   });
 
+  test("a tick: marks recorded while the last batch is younger than the tick wait and go in one write; flush does not wait", async () => {
+    const writes: number[] = [];
+    const ledger = new MarkLedger(new MemoryMarkShare(), async (rows) => void writes.push(rows.length), 1000, () => {}, 10_000, 200);
+    const mark = (i: number) => ledger.record([{ userId: 1n, deviceId: "d", messageId: BigInt(i) }]);
+    mark(0);
+    await Bun.sleep(20); // the first batch goes at once (no batch yet)
+    expect(writes).toEqual([1]);
+    for (let i = 1; i <= 50; i++) {
+      mark(i);
+      await Bun.sleep(1);
+    }
+    expect(writes).toEqual([1]); // within the tick: held
+    await Bun.sleep(250);
+    expect(writes).toEqual([1, 50]);
+    mark(51);
+    await ledger.flush(); // flush writes now, tick or not
+    expect(writes).toEqual([1, 50, 1]);
+  });
+
   test("bounded: with the store down, the oldest waiting marks are dropped (share too), memory stays flat", async () => {
     const share = new MemoryMarkShare();
     const errors: unknown[] = [];

@@ -1,6 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { messages } from "../../src/db/schema/index.ts";
-import { DeliveryWriter, type StoreItem } from "../../src/delivery/writer.ts";
+import { sql } from "drizzle-orm";
+import type { Store } from "../../src/db/store.ts";
+import { parseSeqRuns } from "../../src/db/schema/timeline.ts";
+import { ABOVE_MAX, DeliveryWriter, foldRuns, writeMarks, type MarkRow, type StoreItem } from "../../src/delivery/writer.ts";
 import { freshStore, storeKinds } from "../support/stores.ts";
 
 const item = (id: bigint, clientId: string, from = 1n): StoreItem => ({
@@ -26,5 +29,95 @@ for (const kind of storeKinds()) {
       expect(stored.map((r) => r.clientId).sort()).toEqual(["C2C.1.1.a", "C2C.3.1.c"]);
       await fresh.dispose();
     });
+  });
+}
+
+describe("foldRuns", () => {
+  const ack = (seq: bigint, conv = 7n, userId = 1n, deviceId = "d"): MarkRow => ({ userId, deviceId, messageId: 0n, conv, seq });
+  const cases: [string, MarkRow[], [string, string, string, string, string][]][] = [
+    ["in order: one run", [ack(3n), ack(4n), ack(5n)], [["1", "d", "7", "3", "5"]]],
+    ["out of order and repeated: one run", [ack(5n), ack(3n), ack(4n), ack(4n)], [["1", "d", "7", "3", "5"]]],
+    ["a hole cuts the run", [ack(1n), ack(2n), ack(4n), ack(5n), ack(9n)], [["1", "d", "7", "1", "2"], ["1", "d", "7", "4", "5"], ["1", "d", "7", "9", "9"]]],
+    ["devices and groups apart", [ack(1n), ack(1n, 8n), ack(2n, 7n, 1n, "e")], [["1", "d", "7", "1", "1"], ["1", "d", "8", "1", "1"], ["1", "e", "7", "2", "2"]]],
+    ["inbox marks are not runs", [{ userId: 1n, deviceId: "d", messageId: 42n }], []],
+    ["above 2^53 exactly", [ack(2n ** 60n), ack(2n ** 60n + 1n, 2n ** 62n)], [["1", "d", "7", "1152921504606846976", "1152921504606846976"], ["1", "d", "4611686018427387904", "1152921504606846977", "1152921504606846977"]]],
+  ];
+  for (const [name, marks, want] of cases) {
+    test(name, () => {
+      const r = foldRuns(marks);
+      expect(r.users.map((u, i) => [u, r.devices[i], r.convs[i], r.lo[i], r.hi[i]])).toEqual(want);
+    });
+  }
+});
+
+for (const kind of storeKinds()) {
+  describe(`writeMarks: cursors [${kind}]`, () => {
+    const ack = (seq: number, deviceId = "d"): MarkRow => ({ userId: 1n, deviceId, messageId: 0n, conv: 7n, seq: BigInt(seq) });
+    const cursor = async (store: Store, deviceId = "d") => {
+      const [row] = await store.rows<{ seq: bigint | string; above: string }>(
+        sql`select seq, above::text as above from timeline_cursor where user_id = 1 and device_id = ${deviceId} and conv_id = 7`,
+      );
+      return row && { seq: Number(row.seq), above: parseSeqRuns(row.above).flatMap(([lo, hi]) => Array.from({ length: Number(hi - lo) + 1 }, (_, i) => Number(lo) + i)) };
+    };
+    // Batches written one after another → the cursor row after the last.
+    const cases: [string, number[][], { seq: number; above: number[] }, number?][] = [
+      ["one run from the start", [[1, 2, 3]], { seq: 3, above: [] }],
+      ["ack N+2 before N+1: N+1 stays pending, then closes the run", [[1, 3], [2]], { seq: 3, above: [] }],
+      ["holes stay above, in order", [[1, 2, 5, 4, 8]], { seq: 2, above: [4, 5, 8] }],
+      ["stored above merges with new runs", [[1, 4, 6], [2, 3]], { seq: 4, above: [6] }],
+      ["an ack at or below the cursor changes nothing", [[1, 2, 3], [2, 1]], { seq: 3, above: [] }],
+      ["numbers up to the latest join count as acknowledged", [[12, 13]], { seq: 13, above: [] }, 11],
+      ["not the ones after the join", [[13]], { seq: 11, above: [13] }, 11],
+      ["a hole that stays open: everything after it is one range", [[1], Array.from({ length: 998 }, (_, i) => i + 3)], { seq: 1, above: Array.from({ length: 998 }, (_, i) => i + 3) }],
+      ["the hole filled at last: the cursor runs through the range", [[1], Array.from({ length: 998 }, (_, i) => i + 3), [2]], { seq: 1000, above: [] }],
+    ];
+    for (const [name, batches, want, joinSeq] of cases) {
+      test(name, async () => {
+        const fresh = await freshStore(kind);
+        if (joinSeq !== undefined) await fresh.store.query(`insert into timeline_member (conv_id, user_id, join_seq) values (7, 1, ${joinSeq})`, []);
+        for (const b of batches) await writeMarks(fresh.store, b.map((s) => ack(s)));
+        expect(await cursor(fresh.store)).toEqual(want);
+        await fresh.dispose();
+      });
+    }
+
+    test("two batches of the same device written at once merge as sets: nothing acknowledged is lost", async () => {
+      const fresh = await freshStore(kind);
+      await Promise.all([writeMarks(fresh.store, [ack(1), ack(2), ack(5)]), writeMarks(fresh.store, [ack(3), ack(7)])]);
+      const got = await cursor(fresh.store);
+      // Either order: every acked number is at or below the cursor or in `above`.
+      const covered = (n: number) => n <= got!.seq || got!.above.includes(n);
+      expect([1, 2, 3, 5, 7].every(covered)).toBe(true);
+      expect(got!.above.every((n) => n > got!.seq)).toBe(true);
+      await fresh.dispose();
+    });
+
+    test("2,000 acks over 100 devices write 100 rows", async () => {
+      const fresh = await freshStore(kind);
+      const marks: MarkRow[] = [];
+      for (let s = 1; s <= 20; s++) for (let d = 0; d < 100; d++) marks.push(ack(s, `d${d}`));
+      await writeMarks(fresh.store, marks);
+      const rows = await fresh.store.rows<{ n: bigint | string; lo: bigint | string; hi: bigint | string }>(
+        sql`select count(*) as n, min(seq) as lo, max(seq) as hi from timeline_cursor`,
+      );
+      expect([Number(rows[0]!.n), Number(rows[0]!.lo), Number(rows[0]!.hi)]).toEqual([100, 20, 20]);
+      await fresh.dispose();
+    });
+  });
+}
+
+for (const kind of storeKinds()) {
+  test(`writeMarks keeps at most ABOVE_MAX ranges past a hole, the lowest ones [${kind}]`, async () => {
+    const fresh = await freshStore(kind);
+    // Every second number from 3 on: each its own range behind the hole at 2.
+    const acks = (from: number, n: number): MarkRow[] =>
+      Array.from({ length: n }, (_, i) => ({ userId: 1n, deviceId: "d", messageId: 0n, conv: 7n, seq: BigInt(from + 2 * i) }));
+    await writeMarks(fresh.store, [{ userId: 1n, deviceId: "d", messageId: 0n, conv: 7n, seq: 1n }, ...acks(3, ABOVE_MAX + 10)]);
+    const [row] = await fresh.store.rows<{ above: string }>(sql`select above::text as above from timeline_cursor`);
+    const runs = parseSeqRuns(row!.above);
+    expect(runs.length).toBe(ABOVE_MAX);
+    expect(runs[0]).toEqual([3n, 3n]);
+    expect(runs.at(-1)).toEqual([BigInt(3 + 2 * (ABOVE_MAX - 1)), BigInt(3 + 2 * (ABOVE_MAX - 1))]);
+    await fresh.dispose();
   });
 }

@@ -142,7 +142,7 @@ for (const kind of storeKinds()) {
       b1.ack({ type: "C2G", msgId: list[2]!.id }, "frame");
       await confirmed(list[2]!);
       expect(groupIds((await offline(bob)).ids)).toEqual([list[1]!.id]);
-      expect(await cursor(bob, gid)).toEqual({ seq: 1n, above: [3n] });
+      expect(await cursor(bob, gid)).toEqual({ seq: 1n, above: [[3n, 3n]] });
       expect(groupIds((await offline(bob)).ids)).toEqual([list[1]!.id]);
       b1.ack({ type: "C2G", msgId: list[1]!.id }, "protobuf");
       await confirmed(list[1]!);

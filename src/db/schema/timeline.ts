@@ -1,5 +1,5 @@
 import { sql } from "drizzle-orm";
-import { bigint, index, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
+import { customType, index, pgTable, primaryKey, text, uniqueIndex } from "drizzle-orm/pg-core";
 import { id } from "./columns.ts";
 
 /**
@@ -42,10 +42,25 @@ export const timelineMembers = pgTable(
   (t) => [primaryKey({ columns: [t.convId, t.userId, t.joinSeq] }), index("timeline_member_user_idx").on(t.userId)],
 );
 
+/** Inclusive runs of sequence numbers, lowest first (PostgreSQL `int8multirange`). */
+export type SeqRuns = [lo: bigint, hi: bigint][];
+
+/** The text form `{[3,4),[6,9)}` (canonical: lower inclusive, upper exclusive) ⇄ inclusive runs. */
+export const parseSeqRuns = (text: string): SeqRuns =>
+  [...text.matchAll(/\[(-?\d+),(-?\d+)\)/g)].map((m) => [BigInt(m[1]!), BigInt(m[2]!) - 1n]);
+
+const seqRuns = customType<{ data: SeqRuns; driverData: string }>({
+  dataType: () => "int8multirange",
+  fromDriver: (v) => parseSeqRuns(String(v)),
+  toDriver: (runs) => `{${runs.map(([lo, hi]) => `[${lo},${hi}]`).join(",")}}`,
+});
+
 /**
  * A device's delivery state in one conversation: every `seq ≤ seq` is
- * acknowledged, and so are the numbers in `above` (acks past a hole).
- * Written in background batches, one row write per device and conversation.
+ * acknowledged, and so are the numbers in `above` (acks past a hole), kept as
+ * ranges so a hole that stays open costs one range, not one number per
+ * message after it. Written in background batches, one row write per device
+ * and conversation.
  */
 export const timelineCursors = pgTable(
   "timeline_cursor",
@@ -54,7 +69,7 @@ export const timelineCursors = pgTable(
     deviceId: text("device_id").notNull(),
     convId: id("conv_id").notNull(),
     seq: id("seq").notNull(),
-    above: bigint("above", { mode: "bigint" }).array().notNull().default(sql`'{}'::bigint[]`),
+    above: seqRuns("above").notNull().default(sql`'{}'::int8multirange`),
   },
   (t) => [primaryKey({ columns: [t.userId, t.deviceId, t.convId] })],
 );
