@@ -3,6 +3,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
+import { connect as netConnect, type Socket } from "node:net";
 import postgres from "postgres";
 import * as schema from "./schema/index.ts";
 import { migrate } from "./migrate.ts";
@@ -59,9 +60,30 @@ export async function openStore(opts: StoreOptions): Promise<Store> {
   return store;
 }
 
+/**
+ * postgres.js opens plain `net.Socket`s, which leave Nagle's algorithm on: a
+ * second small write on a connection (the next batch's Bind while the first
+ * one's reply is still out) waited for the peer's delayed ACK, tens of ms on
+ * loopback (libpq sets TCP_NODELAY for the same reason). With a socket
+ * factory postgres.js treats the returned socket as connected: writes made
+ * before the connect completes are queued by the socket, errors and the
+ * connect timeout stay postgres.js's. Several hosts in one URL keep
+ * postgres.js's own sockets (and its failover).
+ */
+function noDelaySocket(o: { host: string[]; port: number[]; path?: string }): Socket {
+  const s = o.path ? netConnect(o.path) : netConnect({ host: o.host[0]!, port: o.port[0]! });
+  s.setNoDelay(true);
+  return s;
+}
+
+/** One host in a connection URL (a comma in the host part lists several; one in the password is taken as several too: harmless). */
+export const singleHost = (url: string): boolean => !/^[a-z]+:\/\/(?:[^@/?]*@)?[^/?]*,/i.test(url);
+
 function openPostgres(url: string, max: number): Store {
+  const single = singleHost(url);
   const client = postgres(url, {
     max,
+    ...(single ? { socket: noDelaySocket as never } : {}),
     onnotice: () => {},
     // int8 as bigint, so ids never pass through a number even in raw queries.
     types: { bigint: postgres.BigInt },

@@ -77,24 +77,30 @@ const WRITE_MARKS = `with k as (
 ), a as (
   select * from unnest($4::bigint[], $5::text[], $6::bigint[], $7::bigint[], $8::bigint[]) as a(u, d, c, lo, hi)
 ), g as (
-  select u, d, c, min(lo) as low, range_agg(int8range(lo, hi, '[]')) as acked from a group by u, d, c
+  select u, d, c, min(lo) as low, max(hi) as high, count(*) as n, range_agg(int8range(lo, hi, '[]')) as acked
+  from a group by u, d, c
 ), cur as (
-  select g.u, g.d, g.c, greatest(coalesce(x.seq, 0), coalesce((select max(j.join_seq) from timeline_member j
-      where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0)) as base,
-    coalesce(x.above, '{}'::int8multirange) + g.acked as runs
+  select g.*, x.above, greatest(coalesce(x.seq, 0), coalesce((select max(j.join_seq) from timeline_member j
+      where j.conv_id = g.c and j.user_id = g.u and j.join_seq < g.low), 0)) as base
   from g left join timeline_cursor x on x.user_id = g.u and x.device_id = g.d and x.conv_id = g.c
-), n as (
-  select cur.u, cur.d, cur.c, coalesce(upper(f.r) - 1, cur.base) as seq, cur.runs from cur
-  left join lateral (select r from unnest(cur.runs) as r where lower(r) <= cur.base + 1 and upper(r) > cur.base + 1
-    order by lower(r) limit 1) f on true
+), f as (
+  -- The common case, no hole before or after: one run that reaches the cursor. No multirange work.
+  select cur.*, cur.n = 1 and coalesce(isempty(cur.above), true) and cur.low <= cur.base + 1 as fast from cur
+), s as (
+  select u, d, c, fast, case when fast then greatest(base, high) else coalesce((select upper(r) - 1
+      from unnest(coalesce(above, '{}'::int8multirange) + acked) as r where lower(r) <= base + 1 and upper(r) > base + 1), base) end as seq,
+    case when fast then null else coalesce(above, '{}'::int8multirange) + acked end as runs
+  from f
 )
 insert into timeline_cursor (user_id, device_id, conv_id, seq, above)
-select u, d, c, seq, coalesce((select range_agg(r order by lower(r)) from (select r from unnest(runs - int8multirange(int8range(null, seq, '[]'))) as r
-    order by lower(r) limit ${ABOVE_MAX}) q), '{}'::int8multirange)
-from n order by u, d, c
+select u, d, c, seq, case when fast then '{}'::int8multirange else coalesce((select range_agg(r) from
+    (select r from unnest(runs - int8multirange(int8range(null, seq, '[]'))) as r order by lower(r) limit ${ABOVE_MAX}) q),
+    '{}'::int8multirange) end
+from s order by u, d, c
 on conflict (user_id, device_id, conv_id) do update set
   seq = greatest(timeline_cursor.seq, excluded.seq),
-  above = (timeline_cursor.above + excluded.above) - int8multirange(int8range(null, greatest(timeline_cursor.seq, excluded.seq), '[]'))`;
+  above = case when isempty(timeline_cursor.above) and isempty(excluded.above) then timeline_cursor.above
+    else (timeline_cursor.above + excluded.above) - int8multirange(int8range(null, greatest(timeline_cursor.seq, excluded.seq), '[]')) end`;
 
 /** Timeline acks as runs of consecutive numbers per (user, device, conversation), in columns for WRITE_MARKS. */
 export interface Runs {

@@ -2,6 +2,8 @@ import { expect, test } from "bun:test";
 import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { users } from "../../src/db/schema/index.ts";
+import { openStore, singleHost } from "../../src/db/store.ts";
+import { testEnv } from "../support/env.ts";
 import { freshStore } from "../support/stores.ts";
 
 test("PGlite: drizzle queries read raw-text types as drizzle asks, without copying the parser table per query", async () => {
@@ -27,4 +29,27 @@ test("PGlite: drizzle queries read raw-text types as drizzle asks, without copyi
   } finally {
     await dispose();
   }
+});
+
+test.each([
+  ["postgres://postgres@127.0.0.1:5432/postgres", true],
+  ["postgresql://u:p@db.internal/ibis?sslmode=require", true],
+  ["postgres://u:p@h1:5432,h2:5432/ibis", false],
+  ["postgresql://a,b/ibis", false],
+])("singleHost(%s) = %p: one host gets the TCP_NODELAY socket factory, several keep postgres.js's failover", (url, want) => {
+  expect(singleHost(url)).toBe(want);
+});
+
+test("a PostgreSQL store opened through the no-delay socket factory answers, and answers again after its connections were killed", async () => {
+  const url = testEnv.pgUrl;
+  if (!url) throw new Error("PostgreSQL is required: the real-database tests never skip (test/support/preload.ts)");
+  const store = await openStore({ url, migrate: false, poolSize: 2 });
+  expect(await store.ping()).toBe(true);
+  const [me] = await store.rows<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+  const admin = await openStore({ url, migrate: false, poolSize: 1 });
+  await admin.rows(sql`select pg_terminate_backend(${me!.pid})`);
+  let ok = false;
+  for (let i = 0; i < 50 && !ok; i++) ok = await store.ping();
+  expect(ok).toBe(true);
+  await Promise.all([store.close(), admin.close()]);
 });
