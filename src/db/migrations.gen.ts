@@ -182,5 +182,12 @@ export const migrations: readonly EmbeddedMigration[] = [
     "statements": [
       "-- Message bodies compress with lz4 where the server has it (PostgreSQL built --with-lz4, as Debian's and the\n-- official images are): pglz spent 140 ms of the database's CPU on one 16 MiB payload, lz4 73 ms, and up to 4x\n-- less on text that compresses poorly (docs/storage.md). A server without lz4 (PGlite) keeps pglz.\nDO $$\nBEGIN\n  ALTER TABLE \"messages\" ALTER COLUMN \"payload\" SET COMPRESSION lz4;\n  ALTER TABLE \"messages\" ALTER COLUMN \"e2ee\" SET COMPRESSION lz4;\nEXCEPTION WHEN feature_not_supported OR invalid_parameter_value THEN\n  RAISE NOTICE 'lz4 not available: message bodies keep pglz';\nEND $$;"
     ]
+  },
+  {
+    "tag": "0013_drop_server_ts_idx",
+    "hash": "0d3611993eaf4a168a5d48b624e21725eca14ddaf2f7675bd2148220c7c418f4",
+    "statements": [
+      "-- Nothing reads messages by server_ts alone (the conversation list uses the per-side C2C indexes, prune and\n-- offline pulls the time-ordered id): one index fewer on every message insert.\nDROP INDEX IF EXISTS \"messages_server_ts_idx\";"
+    ]
   }
 ];

@@ -40,7 +40,6 @@ export const messages = pgTable(
     // newest first and `server_ts > last_server_ts` for the incremental pull (a BitmapOr of the two).
     index("messages_c2c_from_idx").on(t.fromId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
     index("messages_c2c_to_idx").on(t.toId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
-    index("messages_server_ts_idx").on(t.serverTs),
     // Acknowledgements name a message by its §2.8 id or (frame ACK) by its tsid segment, and the id's TYPE is the
     // chat type: every lookup says `chat_type = TYPE and split_part(client_id, '.', 2) = tsid`, so an ack of an
     // unknown id is one index probe. C2C and C2G are served by their unique indexes below (no extra index on

@@ -1,7 +1,7 @@
-import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { BatchLoader } from "../../db/batch-load.ts";
 import { groupMembers, groups, users, friends } from "../../db/schema/index.ts";
-import type { Store } from "../../db/store.ts";
+import { decimalArray, type Store } from "../../db/store.ts";
 import { TtlCache } from "./cache.ts";
 import { isGroupRole, type GroupRole } from "./rules.ts";
 
@@ -136,7 +136,8 @@ export class SocialFacts {
       const rows = await this.store.db
         .select({ userId: friends.userId, id: friends.friendId })
         .from(friends)
-        .where(inArray(friends.userId, userIds));
+        // One array parameter, not `in ($1 … $n)`: a fixed text is prepared once per connection, whatever the batch size.
+        .where(sql`${friends.userId} = any(${decimalArray(userIds.map(String))}::bigint[])`);
       const out = new Map<bigint, bigint[]>(userIds.map((u) => [u, []]));
       for (const r of rows) out.get(r.userId)?.push(r.id);
       return out;
