@@ -101,15 +101,20 @@ a.push(...(await socketsOf("a", onSender)));
 win.start();
 let timer: Timer | undefined;
 if (p.rate > 0) {
-  // Open loop: every 2 ms, send what the schedule says is due, stamped with its due time.
+  // Open loop: every 2 ms, send what the schedule says is due, stamped with its due time. Each pair's schedule is
+  // shifted by i/pairs of its period, so arrivals are spread evenly (rate × 2 ms per tick); with one phase for
+  // all, every pair was due at the same instant and the server got the whole offered load as one burst per
+  // period, which made the latency at 25 % load a burst's latency (bench/FINDINGS.md).
   const perPair = p.rate / p.pairs / 1000; // messages per ms per pair
   const t0 = performance.now();
+  const phase = (i: number) => i / p.pairs / perPair;
   timer = setInterval(() => {
     const now = performance.now();
     for (let i = 0; i < p.pairs && !win.stopped; i++) {
-      const due = Math.floor((now - t0) * perPair);
+      const start = t0 + phase(i);
+      const due = Math.floor((now - start) * perPair);
       // A full ring (server far behind) defers the rest: they go later, still stamped with their due time.
-      while (sentN[i]! < due && send(i, t0 + (sentN[i]! + 1) / perPair));
+      while (sentN[i]! < due && send(i, start + (sentN[i]! + 1) / perPair));
     }
   }, 2);
 } else for (let i = 0; i < p.pairs; i++) for (let k = 0; k < p.window; k++) send(i, performance.now());
