@@ -8,6 +8,7 @@
 import { parseJson, stringifyJson, utf8 } from "../protocol/json.ts";
 import { signRequest } from "../protocol/signature.ts";
 import type { DeviceType } from "./socket.ts";
+import type { DeviceItem } from "../model/device.ts";
 
 /** A signed-in device: what an app keeps (e.g. in localStorage) to resume without a password. */
 export interface Session {
@@ -74,18 +75,8 @@ export interface Profile {
   readonly created_at: number;
   readonly updated_at: number;
 }
-export interface Device {
-  readonly device_id: string;
-  readonly device_type: string;
-  readonly name: string;
-  readonly trust_state: string;
-  readonly status: number;
-  readonly signed_in: boolean;
-  readonly online: boolean;
-  readonly current: boolean;
-  readonly created_at: number;
-  readonly last_seen_at: number;
-}
+/** One of my devices (the shared model). */
+export type Device = DeviceItem;
 export interface Paged<T> {
   readonly total: number;
   readonly page: number;

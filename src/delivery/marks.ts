@@ -108,6 +108,8 @@ export class MarkLedger {
   #queue: MarkRow[] = [];
   #running: Promise<void> | undefined;
   #scheduled = false;
+  /** When the last batch started (performance.now()): the next waits out the tick from here. */
+  #lastStart = -Infinity;
   /** Marks ever queued, and marks whose batch has finished (written, or failed and queued again): FIFO counters. */
   #queued = 0;
   #done = 0;
@@ -203,8 +205,6 @@ export class MarkLedger {
     if (wait > 0) setTimeout(go, wait).unref?.();
     else setImmediate(go);
   }
-
-  #lastStart = -Infinity;
 
   #run(): void {
     const batch = this.#queue.splice(0, this.maxBatch);

@@ -14,6 +14,7 @@ import type { SessionCutter } from "../auth/revocation.ts";
 import type { DeviceSessions } from "../auth/sessions.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { userKeys } from "../social/rules.ts";
+import type { DeviceItem } from "../../model/device.ts";
 
 export const DEVICE_NAME_MAX = 64;
 
@@ -27,19 +28,7 @@ export interface DevicesDeps {
   readonly log: Logger;
 }
 
-export interface DeviceItem {
-  readonly device_id: string;
-  readonly device_type: string;
-  readonly name: string;
-  readonly trust_state: string;
-  readonly status: number;
-  readonly signed_in: boolean;
-  readonly online: boolean;
-  /** The device making the request. */
-  readonly current: boolean;
-  readonly created_at: number;
-  readonly last_seen_at: number;
-}
+export type { DeviceItem };
 
 export class Devices {
   constructor(private readonly d: DevicesDeps) {}
