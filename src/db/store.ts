@@ -1,6 +1,6 @@
 import { PGlite, types, type QueryOptions, type Transaction } from "@electric-sql/pglite";
 import { sql, type SQL } from "drizzle-orm";
-import type { PgDatabase, PgQueryResultHKT } from "drizzle-orm/pg-core";
+import { PgDialect, type PgDatabase, type PgQueryResultHKT } from "drizzle-orm/pg-core";
 import { drizzle as drizzlePglite } from "drizzle-orm/pglite";
 import { drizzle as drizzlePostgres } from "drizzle-orm/postgres-js";
 import { connect as netConnect, type Socket } from "node:net";
@@ -25,6 +25,15 @@ export interface Store {
    * drizzle's builder and the server's parse/plan on every batch.
    */
   query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
+  /**
+   * `rows` for a statement whose text never varies with its arguments (lists
+   * travel as array parameters): prepared once per connection on PostgreSQL.
+   * Drizzle runs every query unprepared, and postgres.js then asks the server
+   * for the parameter types first: two round trips and a parse and plan each
+   * time, on the handshake's critical path. Never for texts that vary (a
+   * prepared statement per variant would pile up on every connection).
+   */
+  fixed<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -76,6 +85,9 @@ function noDelaySocket(o: { host: string[]; port: number[]; path?: string }): So
   return s;
 }
 
+// Compiles `fixed` statements to text and parameters (drizzle's own compiler, stateless).
+const dialect = new PgDialect();
+
 /** One host in a connection URL (a comma in the host part lists several; one in the password is taken as several too: harmless). */
 export const singleHost = (url: string): boolean => !/^[a-z]+:\/\/(?:[^@/?]*@)?[^/?]*,/i.test(url);
 
@@ -99,6 +111,10 @@ function openPostgres(url: string, max: number): Store {
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     query: async <T>(text: string, params: readonly unknown[]) =>
       (await client.unsafe(text, params as never[], { prepare: true })) as unknown as T[],
+    fixed: async <T>(query: SQL) => {
+      const q = dialect.sqlToQuery(query);
+      return (await client.unsafe(q.sql, q.params as never[], { prepare: true })) as unknown as T[];
+    },
     ping: () => answers(() => client`select 1`),
     close: () => client.end({ timeout: 5 }),
   };
@@ -151,6 +167,8 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     query: async <T>(text: string, params: readonly unknown[]) => (await client.query<T>(text, params as unknown[])).rows,
+    // PGlite keeps no statements between queries: the same as rows.
+    fixed: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     ping: async () => !client.closed && (await answers(() => client.query("select 1"))),
     close: () => (client.closed ? Promise.resolve() : client.close()),
   };

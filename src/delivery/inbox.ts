@@ -191,7 +191,7 @@ export class InboxReader {
     const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
     const devices = arrayLiteral(reqs.map((r) => r.deviceId));
     const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
-    const rows = await this.store.rows<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
+    const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
       req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
         with ordinality as r(user_id, device_id, fresh, ord)),
       dev as (select r.ord, r.user_id, r.device_id, d.status,

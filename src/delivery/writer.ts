@@ -188,11 +188,18 @@ const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? n
 const senderKey = (from: bigint | null | undefined, clientId: string) => `${from ?? 0n}:${clientId}`;
 
 /**
- * One statement per batch (an implicit transaction, one round trip): the
- * messages go in with ON CONFLICT DO NOTHING, and only the rows that were
- * inserted (the CTE's RETURNING) get their inbox rows and sender marks, so a
- * resent id adds nothing. Five round trips (BEGIN, three INSERTs, COMMIT)
- * were most of a batch's latency on a busy PostgreSQL.
+ * One statement per batch (an implicit transaction, one round trip). Five
+ * round trips (BEGIN, three INSERTs, COMMIT) were most of a batch's latency
+ * on a busy PostgreSQL.
+ *
+ * Conflicts are rare (a resent id; a tsid another sender's message of the
+ * conversation holds), so a batch goes in first as plain inserts: ON CONFLICT
+ * makes PostgreSQL probe every unique index before each row (speculative
+ * insertion), ~15 % of the database's CPU per C2C message (bench/FINDINGS.md).
+ * A batch refused with unique_violation left nothing behind (one statement)
+ * and is written again `deduplicating`: the messages with ON CONFLICT DO
+ * NOTHING, and only the rows that were inserted (the CTE's RETURNING) get
+ * their inbox rows and sender marks, so a resent id adds nothing.
  *
  * C2G rows get their timeline numbers here: each group's head is advanced by
  * the count of its inserted messages (groups in id order, so two batches lock
@@ -201,10 +208,10 @@ const senderKey = (from: bigint | null | undefined, clientId: string) => `${from
  * in commit order and never skipped: a reader that sees number n sees every
  * number below it.
  */
-const insertBatch = (rows: string) => `with m as (
+const insertBatch = (rows: string, deduplicating: boolean) => `with m as (
   insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts)
   ${rows}
-  on conflict do nothing returning id, chat_type, to_id
+  ${deduplicating ? "on conflict do nothing " : ""}returning id, chat_type, to_id
 ), g as (
   select to_id as conv, count(*) as n from m where chat_type = 'C2G' group by to_id
 ), h as (
@@ -218,25 +225,45 @@ const insertBatch = (rows: string) => `with m as (
   returning message_id, seq
 ), b as (
   insert into inbox (user_id, message_id)
-  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)
-  where mid in (select id from m) on conflict do nothing
+  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)${deduplicating ? " where mid in (select id from m)" : ""}
 ), k as (
   insert into delivery_mark (user_id, device_id, message_id)
-  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)
-  where mid in (select id from m) on conflict do nothing
+  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)${deduplicating ? " where mid in (select id from m)" : ""}
 )
 select m.id, t.seq from m left join t on t.message_id = m.id`;
 
-const INSERT_BATCH = insertBatch(`select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
-    $8::text[], $9::text[], $10::text[], $11::bigint[])`);
+const BATCH_ROWS = `select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
+    $8::text[], $9::text[], $10::text[], $11::bigint[])`;
 /**
  * A batch of one message (an idle node's, or a large message, which goes
  * alone) binds its columns as scalars: a 16 MiB payload inside a text[]
  * literal cost the driver an escaping pass and PostgreSQL's array parser
  * hundreds of ms of CPU; as a text parameter it is copied.
  */
-const INSERT_ONE = insertBatch(`select $1::bigint, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
-    $8::text, $9::text, $10::text, $11::bigint`);
+const ONE_ROW = `select $1::bigint, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
+    $8::text, $9::text, $10::text, $11::bigint`;
+
+/** [one row, a batch] × [plain, deduplicating]: fixed texts, each prepared once per connection. */
+const INSERT = {
+  plain: [insertBatch(ONE_ROW, false), insertBatch(BATCH_ROWS, false)],
+  deduplicating: [insertBatch(ONE_ROW, true), insertBatch(BATCH_ROWS, true)],
+} as const;
+
+const isUniqueViolation = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === "23505";
+
+type Inserted = { id: bigint | string; seq: bigint | string | null };
+
+/** Plain inserts first; a batch that hit a unique index is written again deduplicating. */
+async function insertRows(store: Store, one: boolean, params: unknown[]): Promise<Inserted[]> {
+  const form = one ? 0 : 1;
+  try {
+    return await store.query<Inserted>(INSERT.plain[form], params);
+  } catch (e) {
+    if (!isUniqueViolation(e)) throw e;
+    metrics.dbRewrites.inc();
+    return store.query<Inserted>(INSERT.deduplicating[form], params);
+  }
+}
 
 /** The messages columns come first in the batch statement's parameters. */
 const MESSAGE_COLUMNS = 11;
@@ -297,7 +324,7 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   // One message: its columns as scalars (the first 11 parameters are one-element arrays).
   const one = unique.length === 1;
   if (one) for (let c = 0; c < MESSAGE_COLUMNS; c++) params[c] = (params[c] as unknown[])[0];
-  const returned = await store.query<{ id: bigint | string; seq: bigint | string | null }>(one ? INSERT_ONE : INSERT_BATCH, params);
+  const returned = await insertRows(store, one, params);
   const inserted = new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();

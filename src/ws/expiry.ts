@@ -134,7 +134,7 @@ export class ExpiryWatch {
     conn: Conn,
     token: unknown,
     tokens: TokenService,
-    check: (userId: bigint, sessionDeviceId: string, gen: number) => Promise<SessionVerdict>,
+    check: (userId: bigint, sessionDeviceId: string, gen: number) => SessionVerdict | Promise<SessionVerdict>,
   ): Promise<{ ok: true; expiresAt: number } | { ok: false; msg: string }> {
     if (typeof token !== "string" || token === "") return { ok: false, msg: "payload.token missing" };
     const claims = await tokens.verify(token, "access");

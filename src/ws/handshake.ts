@@ -56,15 +56,15 @@ export function credentialsOf(req: Request): { token?: string; deviceId?: string
  * asking, keyed by that user's device: naming someone else's device id without
  * their token never locks that device out.
  */
-export async function authenticate(
+export function authenticate(
   req: Request,
   ip: string,
   tokens: TokenService,
   throttles: HandshakeThrottles,
   now: number,
-  /** The check behind every token (deleted, suspended, signed out: refused, as on REST). */
-  check: (userId: bigint, sessionDeviceId: string, gen: number) => Promise<SessionVerdict>,
-): Promise<HandshakeResult> {
+  /** The check behind every token (deleted, suspended, signed out: refused, as on REST); a verdict from memory is given at once. */
+  check: (userId: bigint, sessionDeviceId: string, gen: number) => SessionVerdict | Promise<SessionVerdict>,
+): HandshakeResult | Promise<HandshakeResult> {
   if (!throttles.off && !throttles.perIp.hit(ip, now)) {
     return refuse(429, "rate_limited", "too many handshakes from this address");
   }
@@ -81,10 +81,14 @@ export async function authenticate(
   if (!claims.ok) return refuse(401, "unauthorized", claims.error.msg);
   const { userId, deviceId: claimed, expiresAt, gen } = claims.value;
   if (claimed !== "" && claimed !== cred.deviceId) return refuse(401, "unauthorized", "device id does not match the token");
-  const verdict = await check(userId, claimed, gen);
-  if (verdict !== "ok") return refuse(401, ...VERDICT_REFUSAL[verdict]);
-  if (!throttles.off && !throttles.perDevice.hit(`${userId}:${cred.deviceId}`, now)) {
-    return refuse(429, "rate_limited", "too many handshakes for this device");
-  }
-  return { ok: true, identity: { userId, deviceId: cred.deviceId, deviceType, expiresAt, sessionDeviceId: claimed, gen } };
+  const deviceId = cred.deviceId;
+  const admit = (verdict: SessionVerdict): HandshakeResult => {
+    if (verdict !== "ok") return refuse(401, ...VERDICT_REFUSAL[verdict]);
+    if (!throttles.off && !throttles.perDevice.hit(`${userId}:${deviceId}`, now)) {
+      return refuse(429, "rate_limited", "too many handshakes for this device");
+    }
+    return { ok: true, identity: { userId, deviceId, deviceType, expiresAt, sessionDeviceId: claimed, gen } };
+  };
+  const verdict = check(userId, claimed, gen);
+  return typeof verdict === "string" ? admit(verdict) : verdict.then(admit);
 }

@@ -62,7 +62,8 @@ const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
-  const check = (id: bigint, sessionDeviceId: string, gen: number) => services.accounts.liveness.check(id, sessionDeviceId, gen);
+  const liveness = services.accounts.liveness;
+  const check = (id: bigint, sessionDeviceId: string, gen: number) => liveness.known(id, sessionDeviceId, gen) ?? liveness.check(id, sessionDeviceId, gen);
   const hub = new Hub();
   let server: Server<Conn> | undefined;
   let connSeq = 0;
@@ -165,7 +166,9 @@ export function createWsTransport(services: Services, engineSource: EngineSource
       const ip = srv.requestIP(req)?.address ?? "unknown";
       let auth;
       try {
-        auth = await authenticate(req, ip, tokens, throttles, now(), check);
+        // Synchronous when the session is known here: the upgrade then happens in this turn.
+        auth = authenticate(req, ip, tokens, throttles, now(), check);
+        if (auth instanceof Promise) auth = await auth;
       } catch (e) {
         log.error("ws: handshake failed", { err: e as Error });
         return reject(500, "internal", "handshake failed, retry later");

@@ -5,6 +5,7 @@ import type { Store } from "../../src/db/store.ts";
 import { parseSeqRuns } from "../../src/db/schema/timeline.ts";
 import { ABOVE_MAX, DeliveryWriter, foldRuns, writeMarks, type MarkRow, type StoreItem } from "../../src/delivery/writer.ts";
 import { freshStore, storeKinds } from "../support/stores.ts";
+import { metrics } from "../../src/metrics/index.ts";
 
 const item = (id: bigint, clientId: string, from = 1n): StoreItem => ({
   row: { id, clientId, chatType: "C2C", fromId: from, toId: 2n, payload: "{}", serverTs: 1 },
@@ -27,6 +28,31 @@ for (const kind of storeKinds()) {
       expect(batch.map((r) => r.taken === true)).toEqual([false, true, true]);
       const stored = await fresh.store.db.select({ clientId: messages.clientId }).from(messages);
       expect(stored.map((r) => r.clientId).sort()).toEqual(["C2C.1.1.a", "C2C.3.1.c"]);
+      await fresh.dispose();
+    });
+
+    test("batches go in as plain inserts; one that hits a unique index is written again deduplicating, adding nothing twice", async () => {
+      const fresh = await freshStore(kind);
+      const w = new DeliveryWriter(fresh.store, 16);
+      const withMark = (id: bigint, clientId: string): StoreItem => ({ ...item(id, clientId), marks: [{ userId: 1n, deviceId: "phone" }] });
+      const rewrites = () => metrics.dbRewrites.value;
+      const before = rewrites();
+      await Promise.all([w.messages.add(withMark(10n, "C2C.1.1.a")), w.messages.add(withMark(11n, "C2C.2.1.a"))]);
+      expect(rewrites()).toBe(before); // no conflict: one plain statement
+      // A batch holding a resend (of 10) and a new message (12): the plain statement is refused as a whole,
+      // the deduplicating one stores 12 and acknowledges the resend as 10.
+      const again = await Promise.all([w.messages.add(withMark(13n, "C2C.1.1.a")), w.messages.add(withMark(12n, "C2C.3.1.a"))]);
+      expect(rewrites()).toBe(before + 1);
+      expect(again).toEqual([
+        { serverId: 10n, serverTs: 1, duplicate: true },
+        { serverId: 12n, serverTs: 1, duplicate: false },
+      ]);
+      const count = async (table: string) =>
+        (await fresh.store.rows<{ mid: bigint | string; n: number | string }>(sql.raw(`select message_id as mid, count(*) as n from ${table} group by message_id order by 1`))).map(
+          (r) => [BigInt(r.mid), Number(r.n)],
+        );
+      expect(await count("inbox")).toEqual([[10n, 2], [11n, 2], [12n, 2]]);
+      expect(await count("delivery_mark")).toEqual([[10n, 1], [11n, 1], [12n, 1]]);
       await fresh.dispose();
     });
   });

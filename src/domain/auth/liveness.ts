@@ -82,11 +82,8 @@ export class AccountLiveness {
 
   /** The verdict on a token of `userId` issued for device session `deviceId` at generation `gen`. */
   check(userId: bigint, deviceId: string, gen: number): Promise<SessionVerdict> {
-    this.#rotate();
-    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
-    if (known === gen) return OK;
-    // An older token is revoked; a newer one means this memory is behind (a revocation's invalidation still on its way).
-    if (known !== undefined && gen < known) return REVOKED;
+    const known = this.known(userId, deviceId, gen);
+    if (known !== undefined) return known === "ok" ? OK : REVOKED;
     const epoch = this.#epoch;
     return this.#loader.load(keyOf(userId, deviceId)).then((fact) => {
       if (typeof fact !== "number") return fact;
@@ -94,6 +91,19 @@ export class AccountLiveness {
       if (epoch === this.#epoch) this.#remember(userId, deviceId, fact);
       return fact === gen ? "ok" : "revoked";
     });
+  }
+
+  /**
+   * The verdict from memory alone, undefined when the database must be asked
+   * (`check`): a handshake answered from memory upgrades in the same turn.
+   */
+  known(userId: bigint, deviceId: string, gen: number): "ok" | "revoked" | undefined {
+    this.#rotate();
+    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+    if (known === gen) return "ok";
+    // An older token is revoked; a newer one means this memory is behind (a revocation's invalidation still on its way).
+    if (known !== undefined && gen < known) return "revoked";
+    return undefined;
   }
 
   /** The account changed (deleted, suspended, a session revoked): its next check asks the database. */

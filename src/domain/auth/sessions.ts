@@ -118,7 +118,7 @@ export class DeviceSessions implements LivenessSource {
   async sessionsAmong(keys: readonly SessionKey[]): Promise<readonly SessionFact[]> {
     const users = arrayLiteral(keys.map((k) => k.userId.toString()));
     const devices = arrayLiteral(keys.map((k) => k.deviceId));
-    const rows = await this.store.rows<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(sql`
+    const rows = await this.store.fixed<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(sql`
       select r.ord, u.deleted_at is not null as deleted, u.suspended_at is not null as suspended, s.gen
       from unnest(${users}::bigint[], ${devices}::text[]) with ordinality as r(user_id, device_id, ord)
       left join users u on u.id = r.user_id

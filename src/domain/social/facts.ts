@@ -101,7 +101,7 @@ export class SocialFacts {
 
   relation(from: bigint, to: bigint): Promise<Relation> {
     return this.#cached(this.#relations, `${from}:${to}`, async () => {
-      const [row] = await this.store.rows<{ friend: boolean; denied: boolean }>(sql`select
+      const [row] = await this.store.fixed<{ friend: boolean; denied: boolean }>(sql`select
         exists(select 1 from friend where user_id = ${from} and friend_id = ${to}) as friend,
         exists(select 1 from denylist where user_id = ${to} and denied_user_id = ${from}) as denied`);
       return { friend: row?.friend === true, denied: row?.denied === true };
