@@ -4,7 +4,7 @@ import { sql } from "drizzle-orm";
 import { users } from "../../src/db/schema/index.ts";
 import { openStore, singleHost } from "../../src/db/store.ts";
 import { testEnv } from "../support/env.ts";
-import { freshStore, storeKinds } from "../support/stores.ts";
+import { freshPostgresDatabase, freshStore, storeKinds } from "../support/stores.ts";
 
 test("PGlite: drizzle queries read raw-text types as drizzle asks, without copying the parser table per query", async () => {
   const { store, dispose } = await freshStore("pglite");
@@ -73,3 +73,34 @@ for (const kind of storeKinds()) {
     await fresh.dispose();
   });
 }
+
+for (const kind of storeKinds()) {
+  test(`fixed: the same rows as rows, ids above 2^53 exact [${kind}]`, async () => {
+    const { store, dispose } = await freshStore(kind);
+    try {
+      const big = (1n << 60n) + 7n;
+      const query = () => sql`select x::bigint as id, ${"text"} as t from unnest(${`{${big},${big + 1n}}`}::bigint[]) as x where x > ${big - 1n}`;
+      const want = await store.rows<{ id: bigint | string; t: string }>(query());
+      expect(want.map((r) => BigInt(r.id))).toEqual([big, big + 1n]);
+      for (let i = 0; i < 3; i++) expect(await store.fixed(query())).toEqual(want);
+    } finally {
+      await dispose();
+    }
+  });
+}
+
+test("fixed: prepared once on the connection (however often it runs), where rows prepares nothing [postgres]", async () => {
+  const db = await freshPostgresDatabase();
+  const store = await openStore({ url: db.url, poolSize: 1, migrate: false });
+  try {
+    const prepared = async () =>
+      Number((await store.rows<{ n: number | string }>(sql`select count(*) as n from pg_prepared_statements where statement like '%as probe_fixed%'`))[0]!.n);
+    for (let i = 0; i < 3; i++) await store.rows(sql`select ${i}::int as probe_fixed`);
+    expect(await prepared()).toBe(0);
+    for (let i = 0; i < 3; i++) expect(await store.fixed<{ probe_fixed: number }>(sql`select ${i}::int as probe_fixed`)).toEqual([{ probe_fixed: i }]);
+    expect(await prepared()).toBe(1);
+  } finally {
+    await store.close();
+    await db.drop();
+  }
+});

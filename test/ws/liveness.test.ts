@@ -127,6 +127,22 @@ describe("session generations in the check", () => {
     expect(await l.check(1n, "phone", 2)).toBe("revoked");
   });
 
+  test("`known` answers from memory alone (the handshake then upgrades in the same turn), else nothing", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n]);
+    src.gens.set("1/phone", 2);
+    const l = new AccountLiveness(src, 30_000, () => 0);
+    expect(l.known(1n, "phone", 2)).toBeUndefined(); // never asked: the database must be
+    const a = l.check(1n, "phone", 2);
+    await src.answer();
+    expect(await a).toBe("ok");
+    const cases: [number, "ok" | "revoked" | undefined][] = [[2, "ok"], [1, "revoked"], [3, undefined]];
+    for (const [gen, want] of cases) expect(l.known(1n, "phone", gen)).toBe(want);
+    expect(src.asked).toHaveLength(1); // none of these queried
+    l.forget(1n);
+    expect(l.known(1n, "phone", 2)).toBeUndefined();
+  });
+
   test("suspended and deleted accounts are never remembered", async () => {
     const src = new ManualSource();
     src.live = new Set([1n]);
