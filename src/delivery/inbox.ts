@@ -176,7 +176,9 @@ export class InboxReader {
     },
     NOT_OPENED,
     OPEN_BATCH_MAX,
-    () => this.store.kind === "pglite",
+    // Gathered on both stores: a connect's floor and pending check is not on the handshake's path, and a burst of
+    // connects in one turn then shares one statement instead of starting one for the first alone.
+    () => true,
   );
 
   /**

@@ -133,17 +133,18 @@ export class SocialFacts {
 
   readonly #friendLists = new BatchLoader<bigint, readonly bigint[]>(
     async (userIds) => {
-      const rows = await this.store.db
-        .select({ userId: friends.userId, id: friends.friendId })
-        .from(friends)
-        // One array parameter, not `in ($1 … $n)`: a fixed text is prepared once per connection, whatever the batch size.
-        .where(sql`${friends.userId} = any(${decimalArray(userIds.map(String))}::bigint[])`);
+      // One array parameter, not `in ($1 … $n)`: a fixed text, prepared once per connection whatever the batch size
+      // (every connect asks, for presence).
+      const rows = await this.store.fixed<{ user_id: bigint | string; friend_id: bigint | string }>(
+        sql`select ${friends.userId}, ${friends.friendId} from ${friends} where ${friends.userId} = any(${decimalArray(userIds.map(String))}::bigint[])`,
+      );
       const out = new Map<bigint, bigint[]>(userIds.map((u) => [u, []]));
-      for (const r of rows) out.get(r.userId)?.push(r.id);
+      for (const r of rows) out.get(BigInt(r.user_id))?.push(BigInt(r.friend_id));
       return out;
     },
     [],
     undefined,
-    () => this.store.kind === "pglite",
+    // Gathered on both stores, as a connect's device check (InboxReader.openDevice): presence after a connect asks.
+    () => true,
   );
 }
