@@ -6,7 +6,8 @@ import type { Store } from "./store.ts";
  * reconnect storm costs a few statements, not one per connection). Equal keys
  * asked for at once share one slot.
  *
- * With `gather` (the embedded store, `inThread`), the first query starts on the
+ * With `gather` (the embedded store, `inThread`, and reads off a handshake's
+ * path on either store), the first query starts on the
  * next macrotask, so keys asked for in the same turn of the event loop share
  * it: PGlite runs a query inside the caller's thread, nothing arrives while it
  * runs, and without the wait every handshake of a burst made its own statements
