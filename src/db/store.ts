@@ -154,6 +154,36 @@ function withoutQueryParsers(client: PGlite): PGlite {
   });
 }
 
+/** Emscripten's in-memory file system, as far as growing a file goes. */
+interface MemFs {
+  expandFileStorage(node: MemFile, capacity: number): void;
+}
+interface MemFile {
+  contents: Uint8Array | null;
+  usedBytes: number;
+}
+
+/**
+ * In-memory PGlite keeps every table, index and WAL file in Emscripten's
+ * MEMFS, which grows a file past 1 MiB by 12.5 % and copies all of it each
+ * time: a table growing page by page was copied ~8 times over, 11 % of the
+ * node's CPU in a C2C run (bench/FINDINGS.md). Doubling copies each byte
+ * about once; the capacity not yet written is zero pages the kernel has not
+ * given out (large arrays are mapped lazily), so resident memory stays what
+ * is written.
+ */
+function growFilesByDoubling(client: PGlite): void {
+  const fs = (client as unknown as { mod?: { MEMFS?: MemFs } }).mod?.MEMFS;
+  if (!fs) return;
+  fs.expandFileStorage = (node, capacity) => {
+    const had = node.contents?.length ?? 0;
+    if (had >= capacity) return;
+    const grown = new Uint8Array(Math.max(capacity, had * 2, 256));
+    if (node.contents && node.usedBytes > 0) grown.set(node.contents.subarray(0, node.usedBytes));
+    node.contents = grown;
+  };
+}
+
 async function openPglite(opts: StoreOptions): Promise<Store> {
   const dataDir = opts.url === "memory://" ? undefined : opts.dataDir || "./data";
   const client = await PGlite.create({
@@ -161,6 +191,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     ...(dataDir ? { dataDir } : {}),
     ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}),
   });
+  growFilesByDoubling(client);
   const db = drizzlePglite(withoutQueryParsers(client), { schema }) as unknown as Db;
   return {
     kind: "pglite",

@@ -104,3 +104,38 @@ test("fixed: prepared once on the connection (however often it runs), where rows
     await db.drop();
   }
 });
+
+test("PGlite: in-memory files grow by doubling (MEMFS grew a file past 1 MiB by 12.5 %, copying all of it each time)", async () => {
+  const { store, dispose } = await freshStore("pglite");
+  try {
+    const client = (store.db as unknown as { $client: { mod: { MEMFS: { expandFileStorage(n: object, c: number): void } } } }).$client;
+    const MiB = 1 << 20;
+    const cases: [string, number, number, number][] = [
+      // [name, capacity held, used bytes, capacity asked] → doubled, or what was asked when that is more
+      ["past 1 MiB: doubled", 2 * MiB, 2 * MiB, 2 * MiB + 1],
+      ["asked for more than double: what was asked", 2 * MiB, MiB, 5 * MiB],
+      ["small file: doubled", 1024, 1000, 1025],
+    ];
+    for (const [name, held, used, asked] of cases) {
+      const contents = new Uint8Array(held);
+      contents.fill(7, 0, used);
+      const node = { contents, usedBytes: used };
+      client.mod.MEMFS.expandFileStorage(node, asked);
+      expect([name, node.contents.length]).toEqual([name, Math.max(2 * held, asked)]);
+      expect(node.contents.subarray(0, used).every((b) => b === 7)).toBe(true);
+      expect(node.contents[used]).toBe(0);
+    }
+    // Enough capacity already: nothing changes.
+    const node = { contents: new Uint8Array(4096), usedBytes: 10 };
+    const before = node.contents;
+    client.mod.MEMFS.expandFileStorage(node, 4096);
+    expect(node.contents).toBe(before);
+    // The store still reads and writes past a few MiB.
+    await store.query(`create table grow (b bytea)`, []);
+    await store.query(`insert into grow select decode(repeat(md5(g::text), 4096), 'hex') from generate_series(1, 200) g`, []);
+    const [row] = await store.rows<{ n: number | string }>(sql`select count(*) as n from grow`);
+    expect(Number(row!.n)).toBe(200);
+  } finally {
+    await dispose();
+  }
+});
