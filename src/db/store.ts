@@ -8,6 +8,7 @@ import postgres from "postgres";
 import * as schema from "./schema/index.ts";
 import { migrate } from "./migrate.ts";
 import { pgliteAssets } from "./pglite-assets.ts";
+import { PreparedStatements } from "./pglite-prepared.ts";
 
 export type Schema = typeof schema;
 /** The drizzle handle every repository takes: identical API on PGlite and PostgreSQL. */
@@ -192,12 +193,13 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     ...(opts.pgliteTemplate ? { loadDataDir: opts.pgliteTemplate } : {}),
   });
   growFilesByDoubling(client);
+  const prepared = new PreparedStatements(client);
   const db = drizzlePglite(withoutQueryParsers(client), { schema }) as unknown as Db;
   return {
     kind: "pglite",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
-    query: async <T>(text: string, params: readonly unknown[]) => (await client.query<T>(text, params as unknown[])).rows,
+    query: <T>(text: string, params: readonly unknown[]) => prepared.query<T>(text, params),
     // PGlite keeps no statements between queries: the same as rows.
     fixed: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     ping: async () => !client.closed && (await answers(() => client.query("select 1"))),

@@ -1,0 +1,154 @@
+/**
+ * Named prepared statements on PGlite. Its `query` parses, describes and
+ * plans the text on every call, in six calls into the WebAssembly module: for
+ * the delivery writer's statements (a large CTE) that was ~0.6 ms per batch,
+ * most of what a one-message batch cost on the embedded store
+ * (bench/FINDINGS.md). Here a text is parsed once per database (Parse with a
+ * name) and each call is one Bind + Execute + Sync: the plan is PostgreSQL's
+ * cached one, as postgres.js's prepared statements get on a server.
+ * Parameters are sent as text, in the forms PGlite's own serializers write.
+ */
+import type { PGlite } from "@electric-sql/pglite";
+
+const encoder = new TextEncoder();
+
+/** A frontend message being built: type byte, length, then the fields. */
+class Message {
+  readonly #parts: Uint8Array[] = [];
+  #size = 0;
+
+  constructor(private readonly type: string) {}
+
+  cstring(s: string): this {
+    return this.bytes(encoder.encode(`${s}\0`));
+  }
+
+  int16(n: number): this {
+    const b = new Uint8Array(2);
+    new DataView(b.buffer).setInt16(0, n);
+    return this.bytes(b);
+  }
+
+  int32(n: number): this {
+    const b = new Uint8Array(4);
+    new DataView(b.buffer).setInt32(0, n);
+    return this.bytes(b);
+  }
+
+  bytes(b: Uint8Array): this {
+    this.#parts.push(b);
+    this.#size += b.length;
+    return this;
+  }
+
+  /** Appends the message (type, length, fields) to `out`. */
+  end(out: Uint8Array[]): void {
+    const head = new Uint8Array(5);
+    head[0] = this.type.charCodeAt(0);
+    new DataView(head.buffer).setInt32(1, this.#size + 4);
+    out.push(head, ...this.#parts);
+  }
+}
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+const quoted = (s: string) => `"${s.replace(/[\\"]/g, "\\$&")}"`;
+
+/** A parameter in PostgreSQL's text form; null for SQL NULL. Arrays (one level) become array literals. */
+export function textParam(v: unknown): string | null {
+  if (v === null || v === undefined) return null;
+  switch (typeof v) {
+    case "string":
+      return v;
+    case "number":
+    case "bigint":
+      return String(v);
+    case "boolean":
+      return v ? "t" : "f";
+  }
+  if (Array.isArray(v)) {
+    const items = v.map((x) => {
+      const t = textParam(x);
+      return t === null ? "NULL" : typeof x === "string" ? quoted(t) : t;
+    });
+    return `{${items.join(",")}}`;
+  }
+  throw new TypeError(`unsupported statement parameter: ${Object.prototype.toString.call(v)}`);
+}
+
+interface Field {
+  name: string;
+  dataTypeID: number;
+}
+type Backend = { name: string; fields?: unknown[] };
+
+/** Runs fixed statement texts on `client` as named prepared statements (one per text, for the client's life). */
+export class PreparedStatements {
+  readonly #names = new Map<string, string>();
+
+  constructor(private readonly client: PGlite) {}
+
+  query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
+    return this.client.runExclusive(async () => {
+      const name = this.#names.get(text) ?? (await this.#prepare(text));
+      const out: Uint8Array[] = [];
+      const bind = new Message("B").cstring("").cstring(name).int16(0).int16(params.length);
+      for (const p of params) {
+        const t = textParam(p);
+        if (t === null) bind.int32(-1);
+        else {
+          const b = encoder.encode(t);
+          bind.int32(b.length).bytes(b);
+        }
+      }
+      bind.int16(0).end(out);
+      new Message("D").cstring("P").end(out); // the portal's row description: column names and types
+      new Message("E").cstring("").int32(0).end(out);
+      new Message("S").end(out);
+      const { messages } = await this.client.execProtocol(concat(out));
+      return this.#rows<T>(messages as Backend[]);
+    });
+  }
+
+  async #prepare(text: string): Promise<string> {
+    const name = `ibis_${this.#names.size + 1}`;
+    const out: Uint8Array[] = [];
+    new Message("P").cstring(name).cstring(text).int16(0).end(out);
+    new Message("S").end(out);
+    await this.client.execProtocol(concat(out));
+    this.#names.set(text, name);
+    return name;
+  }
+
+  /** Data rows as objects, each value parsed by the client's parser for its type (as `query` does). */
+  #rows<T>(messages: readonly Backend[]): T[] {
+    const parsers = (this.client as unknown as { parsers: Record<number, (v: string, typeId: number) => unknown> }).parsers;
+    let fields: Field[] = [];
+    const rows: T[] = [];
+    for (const m of messages) {
+      if (m.name === "rowDescription") fields = m.fields as Field[];
+      else if (m.name === "dataRow") {
+        const row: Record<string, unknown> = {};
+        const values = m.fields as (string | null)[];
+        for (let i = 0; i < fields.length; i++) {
+          const f = fields[i]!;
+          const v = values[i];
+          const parse = parsers[f.dataTypeID];
+          row[f.name] = v === null || v === undefined ? null : parse ? parse(v, f.dataTypeID) : v;
+        }
+        rows.push(row as T);
+      }
+    }
+    return rows;
+  }
+}

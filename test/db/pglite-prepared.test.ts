@@ -1,0 +1,52 @@
+import { describe, expect, test } from "bun:test";
+import type { PGlite } from "@electric-sql/pglite";
+import { PreparedStatements, textParam } from "../../src/db/pglite-prepared.ts";
+import { freshStore } from "../support/stores.ts";
+
+describe("textParam: parameters in PostgreSQL's text form", () => {
+  const cases: [string, unknown, string | null][] = [
+    ["null", null, null],
+    ["undefined", undefined, null],
+    ["text as is", 'a "b" \\c', 'a "b" \\c'],
+    ["number", 42, "42"],
+    ["bigint past 2^53, exact", (1n << 60n) + 1n, "1152921504606846977"],
+    ["boolean", true, "t"],
+    ["decimal array", ["1", "2"], '{"1","2"}'],
+    ["numbers array", [1n, 2], "{1,2}"],
+    ["text array, quotes and backslashes escaped, NULL unquoted", ['a"b', "c\\d", null], '{"a\\"b","c\\\\d",NULL}'],
+    ["empty array", [], "{}"],
+  ];
+  for (const [name, v, want] of cases) test(name, () => expect(textParam(v)).toBe(want));
+  test("anything else is refused", () => expect(() => textParam({ a: 1 })).toThrow(TypeError));
+});
+
+describe("PreparedStatements (PGlite)", () => {
+  test("the same rows and types as query, parsed once per text, errors with their codes", async () => {
+    const { store, dispose } = await freshStore("pglite");
+    try {
+      const client = (store.db as unknown as { $client: PGlite }).$client;
+      const p = new PreparedStatements(client);
+      await client.exec("create table pp (id bigint primary key, t text, n int)");
+      const insert = "insert into pp select * from unnest($1::bigint[], $2::text[], $3::int[]) returning id, t, n";
+      const big = (1n << 60n) + 3n;
+      const rows = await p.query(insert, [[big.toString(), "2"], ['x"y', null], [7, 8]]);
+      expect(rows).toEqual((await client.query("select * from pp order by id desc")).rows);
+      expect(rows[0]).toEqual({ id: big, t: 'x"y', n: 7 });
+      // A statement without rows; then the first one again (already prepared).
+      expect(await p.query("update pp set n = $1 where id = $2", [9, 2])).toEqual([]);
+      // (PGlite's int8 parser gives a number when it is exact, a bigint past 2^53: the same as its query.)
+      expect(await p.query(insert, [["5"], ["z"], [1]])).toEqual([{ id: 5, t: "z", n: 1 }]);
+      const named = await client.query<{ n: number }>("select count(*)::int as n from pg_prepared_statements where name like 'ibis_%'");
+      expect(named.rows[0]!.n).toBe(2);
+      // A unique violation comes back as PostgreSQL's error (code 23505) and the session stays usable.
+      const err = await p.query(insert, [["5"], ["dup"], [1]]).catch((e: unknown) => e);
+      expect((err as { code?: string }).code).toBe("23505");
+      expect(await p.query("select count(*)::int as n from pp", [])).toEqual([{ n: 3 }]);
+      // A text that does not parse is refused and not remembered as prepared.
+      expect(await p.query("selec 1", []).catch((e: unknown) => (e as { code?: string }).code)).toBe("42601");
+      expect(await p.query("select 1 as one", [])).toEqual([{ one: 1 }]);
+    } finally {
+      await dispose();
+    }
+  });
+});
