@@ -22,13 +22,13 @@ export interface Store {
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /**
    * A fixed statement text with positional parameters ($1…), prepared once per
-   * connection on PostgreSQL: the delivery writer's hot statements skip
-   * drizzle's builder and the server's parse/plan on every batch.
+   * connection (PGlite: src/db/pglite-prepared.ts): the delivery writer's hot
+   * statements skip drizzle's builder and the parse and plan on every batch.
    */
   query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   /**
    * `rows` for a statement whose text never varies with its arguments (lists
-   * travel as array parameters): prepared once per connection on PostgreSQL.
+   * travel as array parameters): prepared once per connection, as `query`.
    * Drizzle runs every query unprepared, and postgres.js then asks the server
    * for the parameter types first: two round trips and a parse and plan each
    * time, on the handshake's critical path. Never for texts that vary (a
@@ -200,8 +200,10 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     query: <T>(text: string, params: readonly unknown[]) => prepared.query<T>(text, params),
-    // PGlite keeps no statements between queries: the same as rows.
-    fixed: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
+    fixed: <T>(query: SQL) => {
+      const q = dialect.sqlToQuery(query);
+      return prepared.query<T>(q.sql, q.params);
+    },
     ping: async () => !client.closed && (await answers(() => client.query("select 1"))),
     close: () => (client.closed ? Promise.resolve() : client.close()),
   };
