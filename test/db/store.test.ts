@@ -4,7 +4,10 @@ import { sql } from "drizzle-orm";
 import { users } from "../../src/db/schema/index.ts";
 import { openStore, singleHost } from "../../src/db/store.ts";
 import { testEnv } from "../support/env.ts";
-import { freshPostgresDatabase, freshStore, storeKinds } from "../support/stores.ts";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freshPostgresDatabase, freshStore, pgliteTemplateBlob, storeKinds } from "../support/stores.ts";
 
 test("PGlite: drizzle queries read raw-text types as drizzle asks, without copying the parser table per query", async () => {
   const { store, dispose } = await freshStore("pglite");
@@ -137,5 +140,21 @@ test("PGlite: in-memory files grow by doubling (MEMFS grew a file past 1 MiB by 
     expect(Number(row!.n)).toBe(200);
   } finally {
     await dispose();
+  }
+});
+
+test("PGlite: commits flush their WAL on disk (DATA_DIR), not in memory (memory://: nothing to make durable)", async () => {
+  const setting = async (store: Awaited<ReturnType<typeof openStore>>, name: string) =>
+    Object.values((await store.rows<Record<string, string>>(sql.raw(`show ${name}`)))[0]!)[0];
+  const dir = mkdtempSync(join(tmpdir(), "ibis-store-"));
+  const onDisk = await openStore({ url: "", dataDir: dir, pgliteTemplate: await pgliteTemplateBlob(), migrate: false });
+  const inMemory = await freshStore("pglite");
+  try {
+    expect([await setting(onDisk, "synchronous_commit"), await setting(onDisk, "wal_init_zero")]).toEqual(["on", "on"]);
+    expect([await setting(inMemory.store, "synchronous_commit"), await setting(inMemory.store, "wal_init_zero")]).toEqual(["off", "off"]);
+  } finally {
+    await onDisk.close();
+    await inMemory.dispose();
+    rmSync(dir, { recursive: true, force: true });
   }
 });
