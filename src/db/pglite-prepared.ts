@@ -99,7 +99,7 @@ export class PreparedStatements {
   constructor(private readonly client: PGlite) {}
 
   query<T>(text: string, params: readonly unknown[]): Promise<T[]> {
-    return this.client.runExclusive(async () => {
+    return this.#exclusive(async () => {
       const name = this.#names.get(text) ?? (await this.#prepare(text));
       const out: Uint8Array[] = [];
       const bind = new Message("B").cstring("").cstring(name).int16(0).int16(params.length);
@@ -118,6 +118,16 @@ export class PreparedStatements {
       const { messages } = await this.client.execProtocol(concat(out));
       return this.#rows<T>(messages as Backend[]);
     });
+  }
+
+  /**
+   * As PGlite's own `query`: after any open transaction (PGlite has one
+   * session: a statement sent meanwhile would run, and roll back, inside it),
+   * then alone.
+   */
+  #exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    const c = this.client as unknown as { _runExclusiveTransaction<X>(f: () => Promise<X>): Promise<X> };
+    return c._runExclusiveTransaction(() => this.client.runExclusive(fn));
   }
 
   async #prepare(text: string): Promise<string> {

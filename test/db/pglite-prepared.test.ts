@@ -49,4 +49,30 @@ describe("PreparedStatements (PGlite)", () => {
       await dispose();
     }
   });
+
+  test("waits for an open transaction: a statement never runs, and rolls back, inside someone else's", async () => {
+    const { store, dispose } = await freshStore("pglite");
+    try {
+      const client = (store.db as unknown as { $client: PGlite }).$client;
+      const p = new PreparedStatements(client);
+      await client.exec("create table tx (id int primary key)");
+      let inside!: () => void;
+      const entered = new Promise<void>((r) => (inside = r));
+      const rolledBack = client
+        .transaction(async (tx) => {
+          await tx.query("insert into tx values (1)");
+          inside();
+          await Bun.sleep(50); // the prepared insert is issued meanwhile
+          await tx.rollback();
+        })
+        .catch(() => {});
+      await entered;
+      const mine = p.query("insert into tx values ($1) returning id", [2]);
+      await rolledBack;
+      expect(await mine).toEqual([{ id: 2 }]);
+      expect((await client.query<{ id: number }>("select id from tx order by id")).rows).toEqual([{ id: 2 }]);
+    } finally {
+      await dispose();
+    }
+  });
 });
