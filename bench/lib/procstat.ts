@@ -24,6 +24,20 @@ export function cpuMs(pid: number): number {
   return tree(pid).reduce((sum, p) => sum + cpuMsOne(p), 0);
 }
 
+/** utime + stime, in ms, of every process whose command name is `comm` (PostgreSQL's backends, walwriter, …). */
+export function cpuMsOfCommand(comm: string): number {
+  let sum = 0;
+  for (const p of readdirSync("/proc")) {
+    if (!/^\d+$/.test(p)) continue;
+    try {
+      if (readFileSync(`/proc/${p}/comm`, "utf8").trim() === comm) sum += cpuMsOne(Number(p));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return sum;
+}
+
 function cpuMsOne(pid: number): number {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
