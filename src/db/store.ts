@@ -214,9 +214,9 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
 
 export { sql };
 
-/** A PostgreSQL array literal of quoted elements (one text parameter, one statement text for any length). */
-export function arrayLiteral(items: readonly string[]): string {
-  return `{${items.map((s) => `"${s.replace(/[\\"]/g, "\\$&")}"`).join(",")}}`;
+/** A PostgreSQL array literal of quoted elements, NULL for null (one text parameter, one statement text for any length). */
+export function arrayLiteral(items: readonly (string | null)[]): string {
+  return `{${items.map((s) => (s === null ? "NULL" : `"${s.replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
 }
 
 /** The same for decimals (ids): no quoting needed, and no per-element work in the driver. */

@@ -31,6 +31,26 @@ for (const kind of storeKinds()) {
       await fresh.dispose();
     });
 
+    test("a batch stores every text exactly: quotes, backslashes, NULL-looking text, non-ASCII, absent columns", async () => {
+      const fresh = await freshStore(kind);
+      const w = new DeliveryWriter(fresh.store, 16);
+      const texts = ['{"text":"say \\"hi\\" \\\\ back"}', '{"text":"NULL"}', '{"text":"ünï 🦩 {a,b}"}'];
+      const rows = texts.map((payload, i) => ({
+        ...item(BigInt(20 + i), `C2C.${20 + i}.1.q`),
+        row: { ...item(BigInt(20 + i), `C2C.${20 + i}.1.q`).row, payload, ...(i === 1 ? { e2ee: '{"e2ee":true}', createdAt: '"2026-01-02T03:04:05Z"', action: "a,b" } : i === 2 ? { action: "NULL" } : {}) },
+      }));
+      await Promise.all(rows.map((r) => w.messages.add(r)));
+      expect(w.messages.batches).toBe(1);
+      const back = await fresh.store.db
+        .select({ id: messages.id, payload: messages.payload, e2ee: messages.e2ee, createdAt: messages.createdAt, action: messages.action })
+        .from(messages)
+        .orderBy(messages.id);
+      expect(back).toEqual(
+        rows.map((r) => ({ id: r.row.id, payload: r.row.payload, e2ee: r.row.e2ee ?? null, createdAt: r.row.createdAt ?? null, action: r.row.action ?? "" })),
+      );
+      await fresh.dispose();
+    });
+
     test("batches go in as plain inserts; one that hits a unique index is written again deduplicating, adding nothing twice", async () => {
       const fresh = await freshStore(kind);
       const w = new DeliveryWriter(fresh.store, 16);
