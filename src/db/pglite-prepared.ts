@@ -9,6 +9,7 @@
  * Parameters are sent as text, in the forms PGlite's own serializers write.
  */
 import type { PGlite } from "@electric-sql/pglite";
+import { arrayLiteral } from "./literals.ts";
 
 const encoder = new TextEncoder();
 
@@ -62,8 +63,6 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
   return out;
 }
 
-const quoted = (s: string) => `"${s.replace(/[\\"]/g, "\\$&")}"`;
-
 /** A parameter in PostgreSQL's text form; null for SQL NULL. Arrays (one level) become array literals. */
 export function textParam(v: unknown): string | null {
   if (v === null || v === undefined) return null;
@@ -76,13 +75,7 @@ export function textParam(v: unknown): string | null {
     case "boolean":
       return v ? "t" : "f";
   }
-  if (Array.isArray(v)) {
-    const items = v.map((x) => {
-      const t = textParam(x);
-      return t === null ? "NULL" : typeof x === "string" ? quoted(t) : t;
-    });
-    return `{${items.join(",")}}`;
-  }
+  if (Array.isArray(v)) return arrayLiteral(v.map(textParam));
   throw new TypeError(`unsupported statement parameter: ${Object.prototype.toString.call(v)}`);
 }
 

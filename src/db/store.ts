@@ -214,13 +214,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
 
 export { sql };
 
-/** A PostgreSQL array literal of quoted elements, NULL for null (one text parameter, one statement text for any length). */
-export function arrayLiteral(items: readonly (string | null)[]): string {
-  return `{${items.map((s) => (s === null ? "NULL" : `"${s.replace(/[\\"]/g, "\\$&")}"`)).join(",")}}`;
-}
-
-/** The same for decimals (ids): no quoting needed, and no per-element work in the driver. */
-export const decimalArray = (items: readonly string[]): string => `{${items.join(",")}}`;
+export { arrayLiteral, decimalArray } from "./literals.ts";
 
 /** A LIKE pattern matching values that start with `text` (`%`, `_` and `\` in it match themselves). */
 export function likePrefix(text: string): string {

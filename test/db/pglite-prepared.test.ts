@@ -12,7 +12,7 @@ describe("textParam: parameters in PostgreSQL's text form", () => {
     ["bigint past 2^53, exact", (1n << 60n) + 1n, "1152921504606846977"],
     ["boolean", true, "t"],
     ["decimal array", ["1", "2"], '{"1","2"}'],
-    ["numbers array", [1n, 2], "{1,2}"],
+    ["numbers array (quoted: the same values to PostgreSQL)", [1n, 2], '{"1","2"}'],
     ["text array, quotes and backslashes escaped, NULL unquoted", ['a"b', "c\\d", null], '{"a\\"b","c\\\\d",NULL}'],
     ["empty array", [], "{}"],
   ];
