@@ -187,6 +187,9 @@ const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? n
 
 const senderKey = (from: bigint | null | undefined, clientId: string) => `${from ?? 0n}:${clientId}`;
 
+/** Deduplicating: inbox rows and marks only of the messages actually inserted, and none that exist already. */
+const DEDUPLICATING_ROWS = " where mid in (select id from m) on conflict do nothing";
+
 /**
  * One statement per batch (an implicit transaction, one round trip). Five
  * round trips (BEGIN, three INSERTs, COMMIT) were most of a batch's latency
@@ -225,10 +228,10 @@ const insertBatch = (rows: string, deduplicating: boolean) => `with m as (
   returning message_id, seq
 ), b as (
   insert into inbox (user_id, message_id)
-  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)${deduplicating ? " where mid in (select id from m)" : ""}
+  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
 ), k as (
   insert into delivery_mark (user_id, device_id, message_id)
-  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)${deduplicating ? " where mid in (select id from m)" : ""}
+  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
 )
 select m.id, t.seq from m left join t on t.message_id = m.id`;
 
@@ -296,8 +299,16 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
       markIds.push(id);
     }
   }
-  // Ids, receivers and times are never null: bare decimals; the rest quoted (NULL where absent).
-  const columns = one ? cols.map((c) => c[0]) : cols.map((c, i) => (i === 0 || i === 4 || i === 10 ? decimalArray(c as string[]) : arrayLiteral(c)));
+  const [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs] = cols as [
+    string[], string[], string[], (string | null)[], string[], string[], string[], string[], (string | null)[], (string | null)[], string[],
+  ];
+  // Never-null decimals go bare; texts and nullable columns quoted (NULL where absent).
+  const columns = one
+    ? cols.map((c) => c[0])
+    : [
+        decimalArray(ids), arrayLiteral(clientIds), arrayLiteral(chatTypes), arrayLiteral(froms), decimalArray(tos), arrayLiteral(msgTypes),
+        arrayLiteral(actions), arrayLiteral(payloads), arrayLiteral(e2ees), arrayLiteral(createdAts), decimalArray(serverTs),
+      ];
   return [...columns, decimalArray(boxUsers), decimalArray(boxIds), decimalArray(markUsers), arrayLiteral(markDevices), decimalArray(markIds)];
 }
 
