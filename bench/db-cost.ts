@@ -10,11 +10,10 @@
  *
  *   bun bench/db-cost.ts [--batches 1,5,20,100] [--n 6000] [--marks 200] [--store both|postgres|memory]
  */
-import postgres from "postgres";
-import { migrate } from "../src/db/migrate.ts";
 import { openStore, type Store } from "../src/db/store.ts";
 import { DeliveryWriter, writeMarks, type MarkRow, type StoreItem } from "../src/delivery/writer.ts";
 import { num, nums, parseArgs, str } from "./lib/args.ts";
+import { freshDatabase } from "./lib/ibis.ts";
 import { cpuMsOfCommand } from "./lib/procstat.ts";
 
 const args = parseArgs();
@@ -22,7 +21,6 @@ const batches = nums(args, "batches", [1, 5, 20, 100]);
 const n = num(args, "n", 6000);
 const marksPer = num(args, "marks", 200);
 const which = str(args, "store", "both");
-const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 let next = 1n << 60n;
 const payload = JSON.stringify({ text: "x".repeat(48) }); // ~64 B, as bench c2c sends
@@ -70,19 +68,13 @@ async function measure(store: Store, cpu: Meter, label: string): Promise<void> {
 
 console.log(["store", "batch", "db CPU µs/msg", "wall µs/msg", "ms/batch", "ack mark CPU µs/ack"].join("\t"));
 if (which === "both" || which === "postgres") {
-  const name = `ibis_dbcost_${process.pid}`;
-  const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database ${name}`);
-  const url = new URL(PG_ADMIN);
-  url.pathname = `/${name}`;
-  const store = await openStore({ url: url.toString(), poolSize: 2, migrate: false });
+  const db = await freshDatabase();
+  const store = await openStore({ url: db.url, poolSize: 2 });
   try {
-    await migrate(store);
     await measure(store, () => cpuMsOfCommand("postgres"), "postgres");
   } finally {
     await store.close();
-    await admin.unsafe(`drop database if exists ${name} with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 if (which === "both" || which === "memory") {

@@ -57,13 +57,14 @@ const listening = (line: string): number | undefined => {
   }
 };
 
-interface Db {
+export interface Db {
   url: string;
   sql: postgres.Sql;
   drop(): Promise<void>;
 }
 
-async function freshDatabase(): Promise<Db> {
+/** A new, empty PostgreSQL database on the bench's server (dropped by `drop`). */
+export async function freshDatabase(): Promise<Db> {
   const name = `ibis_bench_${process.pid}_${Date.now()}`;
   const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);

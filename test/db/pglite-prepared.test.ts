@@ -1,7 +1,18 @@
 import { describe, expect, test } from "bun:test";
 import type { PGlite } from "@electric-sql/pglite";
 import { PreparedStatements, textParam } from "../../src/db/pglite-prepared.ts";
-import { freshStore } from "../support/stores.ts";
+import { freshStore, pgliteClient } from "../support/stores.ts";
+
+/** A fresh PGlite store's client with its own prepared statements. */
+async function withPrepared(run: (client: PGlite, p: PreparedStatements) => Promise<void>): Promise<void> {
+  const { store, dispose } = await freshStore("pglite");
+  try {
+    const client = pgliteClient(store);
+    await run(client, new PreparedStatements(client));
+  } finally {
+    await dispose();
+  }
+}
 
 describe("textParam: parameters in PostgreSQL's text form", () => {
   const cases: [string, unknown, string | null][] = [
@@ -21,11 +32,8 @@ describe("textParam: parameters in PostgreSQL's text form", () => {
 });
 
 describe("PreparedStatements (PGlite)", () => {
-  test("the same rows and types as query, parsed once per text, errors with their codes", async () => {
-    const { store, dispose } = await freshStore("pglite");
-    try {
-      const client = (store.db as unknown as { $client: PGlite }).$client;
-      const p = new PreparedStatements(client);
+  test("the same rows and types as query, parsed once per text, errors with their codes", () =>
+    withPrepared(async (client, p) => {
       await client.exec("create table pp (id bigint primary key, t text, n int)");
       const insert = "insert into pp select * from unnest($1::bigint[], $2::text[], $3::int[]) returning id, t, n";
       const big = (1n << 60n) + 3n;
@@ -45,16 +53,10 @@ describe("PreparedStatements (PGlite)", () => {
       // A text that does not parse is refused and not remembered as prepared.
       expect(await p.query("selec 1", []).catch((e: unknown) => (e as { code?: string }).code)).toBe("42601");
       expect(await p.query("select 1 as one", [])).toEqual([{ one: 1 }]);
-    } finally {
-      await dispose();
-    }
-  });
+    }));
 
-  test("waits for an open transaction: a statement never runs, and rolls back, inside someone else's", async () => {
-    const { store, dispose } = await freshStore("pglite");
-    try {
-      const client = (store.db as unknown as { $client: PGlite }).$client;
-      const p = new PreparedStatements(client);
+  test("waits for an open transaction: a statement never runs, and rolls back, inside someone else's", () =>
+    withPrepared(async (client, p) => {
       await client.exec("create table tx (id int primary key)");
       let inside!: () => void;
       const entered = new Promise<void>((r) => (inside = r));
@@ -71,8 +73,5 @@ describe("PreparedStatements (PGlite)", () => {
       await rolledBack;
       expect(await mine).toEqual([{ id: 2 }]);
       expect((await client.query<{ id: number }>("select id from tx order by id")).rows).toEqual([{ id: 2 }]);
-    } finally {
-      await dispose();
-    }
-  });
+    }));
 });

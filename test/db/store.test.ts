@@ -7,12 +7,12 @@ import { testEnv } from "../support/env.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freshPostgresDatabase, freshStore, pgliteTemplateBlob, storeKinds } from "../support/stores.ts";
+import { freshPostgresDatabase, freshStore, pgliteClient, pgliteTemplateBlob, storeKinds } from "../support/stores.ts";
 
 test("PGlite: drizzle queries read raw-text types as drizzle asks, without copying the parser table per query", async () => {
   const { store, dispose } = await freshStore("pglite");
   try {
-    const client = (store.db as unknown as { $client: PGlite & { parsers: Record<number, unknown> } }).$client;
+    const client = pgliteClient<PGlite & { parsers: Record<number, unknown> }>(store);
     let copies = 0;
     // A per-query `{...parsers, ...mine}` enumerates the table's keys: count that.
     client.parsers = new Proxy(client.parsers, {
@@ -111,7 +111,7 @@ test("fixed: prepared once on the connection (however often it runs), where rows
 test("PGlite: in-memory files grow by doubling (MEMFS grew a file past 1 MiB by 12.5 %, copying all of it each time)", async () => {
   const { store, dispose } = await freshStore("pglite");
   try {
-    const client = (store.db as unknown as { $client: { mod: { MEMFS: { expandFileStorage(n: object, c: number): void } } } }).$client;
+    const client = pgliteClient<{ mod: { MEMFS: { expandFileStorage(n: object, c: number): void } } }>(store);
     const MiB = 1 << 20;
     const cases: [string, number, number, number][] = [
       // [name, capacity held, used bytes, capacity asked] → doubled, or what was asked when that is more

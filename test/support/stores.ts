@@ -20,12 +20,15 @@ let pgliteTemplate: Promise<Blob> | undefined;
  * A migrated PGlite data directory, dumped once and cached on disk by schema
  * hash: initdb (~5 s, ~1 GB) runs once per schema, not once per suite.
  */
+/** The PGlite client under a PGlite store (its internals, for tests that look at them). */
+export const pgliteClient = <C = PGlite>(store: Store): C => (store.db as unknown as { $client: C }).$client;
+
 export function pgliteTemplateBlob(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
     if (existsSync(TEMPLATE_FILE)) return new Blob([readFileSync(TEMPLATE_FILE)]);
     const store = await openStore({ url: "memory://", migrate: false });
     await migrate(store);
-    const client = (store.db as unknown as { $client: PGlite }).$client;
+    const client = pgliteClient(store);
     const dump = await client.dumpDataDir("none");
     await store.close();
     mkdirSync(CACHE_DIR, { recursive: true });
