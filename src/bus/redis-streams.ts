@@ -17,6 +17,8 @@ import { handOff, Inbox } from "./inbox.ts";
 import { metrics } from "../metrics/index.ts";
 
 export const BUS_GROUP = "ibis";
+/** Acknowledged ids remembered against a late reclaim (one XAUTOCLAIM batch is at most `batch`, 512). */
+const RECENT_ACKED = 4096;
 export const INBOX_TTL_MS = 24 * 3600 * 1000;
 
 export interface RedisBusOptions {
@@ -58,6 +60,15 @@ export class RedisStreamsBus implements Bus {
   #closed = false;
   /** Stream ids handed off locally whose XACK has not been confirmed yet. */
   readonly #unacked = new Set<string>();
+  /**
+   * The latest ids whose XACK was confirmed, oldest first (at most RECENT_ACKED).
+   * After a Redis restart the XACK of a held id (sent on the command
+   * connection when it is ready) and the reader's XAUTOCLAIM race: the claim
+   * can still list the id while its XACK is confirmed before the claimed
+   * batch is looked at, and it was handed off a second time (seen in CI).
+   */
+  readonly #acked = new Set<string>();
+  #ackedOrder: string[] = [];
 
   constructor(opts: RedisBusOptions) {
     this.#o = {
@@ -218,7 +229,7 @@ export class RedisStreamsBus implements Bus {
     for (const [rawId, fields] of entries) {
       const id = rawId.toString();
       ids.push(id);
-      if (this.#unacked.has(id) || !fields) continue; // already handed off, or trimmed away
+      if (this.#unacked.has(id) || this.#acked.has(id) || !fields) continue; // already handed off, or trimmed away
       const decoded = decodeEntry(fields);
       if (decoded) batch.push(decoded);
       else this.#o.log.warn("bus entry not understood", { id });
@@ -239,7 +250,16 @@ export class RedisStreamsBus implements Bus {
     if (ids.length >= this.#unacked.size) p.xtrim(this.#key, "MINID", "~", ids.reduce((a, b) => (compareIds(a, b) >= 0 ? a : b)));
     const results = await p.exec();
     if (!results || results[0]![0]) throw results?.[0]![0] ?? new Error("XACK failed");
-    for (const id of ids) this.#unacked.delete(id);
+    for (const id of ids) {
+      this.#unacked.delete(id);
+      this.#acked.add(id);
+      this.#ackedOrder.push(id);
+    }
+    if (this.#ackedOrder.length > 2 * RECENT_ACKED) {
+      const old = this.#ackedOrder.length - RECENT_ACKED;
+      for (let i = 0; i < old; i++) this.#acked.delete(this.#ackedOrder[i]!);
+      this.#ackedOrder = this.#ackedOrder.slice(old);
+    }
   }
 }
 
