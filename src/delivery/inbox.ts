@@ -64,11 +64,14 @@ function pageOf(rows: (MessageRecord & { fits: boolean; more: boolean })[]): Mes
  * user are SQL (a parameter, or a column of an outer query).
  */
 function timelinePending(user: SQL, device: SQL, floor: SQL): SQL {
+  // Entries are read per span through (conv_id, seq) behind `offset 0`: a planner left free chose a scan of every
+  // group's entries since the floor (timeline by message_id), which grows with all traffic, not with this user's.
   return sql`select t.message_id as mid, t.conv_id, t.seq from timeline_member s
     left join timeline_cursor c on c.user_id = s.user_id and c.device_id = ${device} and c.conv_id = s.conv_id
-    join timeline t on t.conv_id = s.conv_id and t.seq > greatest(s.join_seq, coalesce(c.seq, 0))
-      and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN})
-    where s.user_id = ${user} and t.message_id >= ${floor} and not coalesce(c.above @> t.seq, false)`;
+    cross join lateral (select t.message_id, t.conv_id, t.seq from timeline t
+      where t.conv_id = s.conv_id and t.seq > greatest(s.join_seq, coalesce(c.seq, 0))
+        and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN}) and t.message_id >= ${floor} offset 0) t
+    where s.user_id = ${user} and not coalesce(c.above @> t.seq, false)`;
 }
 
 /** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
@@ -126,10 +129,51 @@ export interface DeviceOpen {
   readonly pending: boolean;
 }
 
-interface OpenRequest {
+export interface OpenRequest {
   readonly userId: bigint;
   readonly deviceId: string;
   readonly fresh: bigint;
+}
+
+/**
+ * InboxReader.openDevice's statement for distinct devices (exported for its
+ * plan test): status, floor (recorded when first seen, with a cursor in each
+ * of the user's groups) and whether anything is pending, one row per request
+ * by `ord`.
+ */
+export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
+  const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
+  const devices = arrayLiteral(reqs.map((r) => r.deviceId));
+  const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
+  // Every per-device lookup is a lateral subquery behind `offset 0` (the planner may not pull it up into a join):
+  // one primary-key probe per device, whatever the tables' statistics. As plain joins, a planner that had not
+  // analyzed a growing delivery_device (a fresh deployment, a burst of new devices) hashed the whole table for
+  // every batch of connects: O(devices ever seen) per handshake batch (bench/FINDINGS.md).
+  return sql`with
+      req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
+        with ordinality as r(user_id, device_id, fresh, ord)),
+      dev as (select r.ord, r.user_id, r.device_id, d.status, k.floor_id as known,
+          coalesce((d.created_at - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))}, r.fresh) as computed,
+          coalesce(d.status not in (0, -1), true) as ok
+        from req r
+        left join lateral (select d.status, d.created_at from ${userDevices} d
+          where d.user_id = r.user_id and d.device_id = r.device_id offset 0) d on true
+        left join lateral (select k.floor_id from ${deliveryDevices} k
+          where k.user_id = r.user_id and k.device_id = r.device_id offset 0) k on true),
+      ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
+        select dev.user_id, dev.device_id, dev.computed from dev where dev.ok and dev.known is null
+        on conflict do nothing),
+      cur as (insert into timeline_cursor (user_id, device_id, conv_id, seq)
+        select dev.user_id, dev.device_id, s.conv_id, greatest(s.join_seq, coalesce((select t.seq from timeline t
+            where t.conv_id = s.conv_id and t.message_id < dev.computed order by t.seq desc limit 1), 0))
+        from dev cross join lateral (select s.conv_id, s.join_seq from timeline_member s
+          where s.user_id = dev.user_id and s.leave_seq is null offset 0) s
+        where dev.ok and dev.known is null
+        on conflict do nothing),
+      f as (select dev.*, coalesce(dev.known, dev.computed) as floor from dev)
+      select f.ord, f.status, f.ok and (exists (${inboxPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
+        or exists (${timelinePending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})) as pending
+      from f`;
 }
 
 const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
@@ -190,32 +234,7 @@ export class InboxReader {
    * without a hole).
    */
   async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
-    const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
-    const devices = arrayLiteral(reqs.map((r) => r.deviceId));
-    const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
-    const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(sql`with
-      req as (select * from unnest(${users}::bigint[], ${devices}::text[], ${fresh}::bigint[])
-        with ordinality as r(user_id, device_id, fresh, ord)),
-      dev as (select r.ord, r.user_id, r.device_id, d.status,
-          coalesce((d.created_at - ${ID_EPOCH_MS}) << ${sql.raw(String(SHIFT))}, r.fresh) as computed,
-          coalesce(d.status not in (0, -1), true) as ok
-        from req r left join ${userDevices} d on d.user_id = r.user_id and d.device_id = r.device_id),
-      known as (select dev.ord, k.floor_id from dev
-        join ${deliveryDevices} k on k.user_id = dev.user_id and k.device_id = dev.device_id),
-      ins as (insert into ${deliveryDevices} (user_id, device_id, floor_id)
-        select dev.user_id, dev.device_id, dev.computed from dev
-        where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
-        on conflict do nothing),
-      cur as (insert into timeline_cursor (user_id, device_id, conv_id, seq)
-        select dev.user_id, dev.device_id, s.conv_id, greatest(s.join_seq, coalesce((select t.seq from timeline t
-            where t.conv_id = s.conv_id and t.message_id < dev.computed order by t.seq desc limit 1), 0))
-        from dev join timeline_member s on s.user_id = dev.user_id and s.leave_seq is null
-        where dev.ok and not exists (select 1 from known where known.ord = dev.ord)
-        on conflict do nothing),
-      f as (select dev.*, coalesce((select floor_id from known where known.ord = dev.ord), dev.computed) as floor from dev)
-      select f.ord, f.status, f.ok and (exists (${inboxPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
-        or exists (${timelinePending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})) as pending
-      from f`);
+    const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(openDevicesQuery(reqs));
     const out: DeviceOpen[] = new Array(reqs.length);
     for (const r of rows) out[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
     return out;

@@ -8,7 +8,7 @@
  * generation is reuse — the session is revoked (the thief and the owner both
  * sign in again).
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, sql, type SQL } from "drizzle-orm";
 import { authSessions, userDevices } from "../../db/schema/index.ts";
 import { arrayLiteral, type Store } from "../../db/store.ts";
 import type { LivenessSource, SessionFact, SessionKey } from "./liveness.ts";
@@ -16,6 +16,23 @@ import type { TokenClaims, TokenPair, TokenService } from "./tokens.ts";
 
 /** Why a refresh was refused: "reused" revoked the session on the way (its sockets must be closed). */
 export type RefreshRefusal = { readonly reason: "revoked" | "suspended" | "gone" } | { readonly reason: "reused"; readonly gen: number };
+
+/**
+ * DeviceSessions.sessionsAmong's statement (exported for its plan test): one row
+ * per key by `ord`. Each lookup is a lateral subquery behind `offset 0`, a
+ * primary-key probe per key whatever the statistics say: as plain joins, an
+ * unanalyzed users table (a fresh deployment, a signup burst) was hashed whole
+ * for every batch of handshakes.
+ */
+export function sessionsAmongQuery(keys: readonly SessionKey[]): SQL {
+  const users = arrayLiteral(keys.map((k) => k.userId.toString()));
+  const devices = arrayLiteral(keys.map((k) => k.deviceId));
+  return sql`
+    select r.ord, u.deleted_at is not null as deleted, u.suspended_at is not null as suspended, s.gen
+    from unnest(${users}::bigint[], ${devices}::text[]) with ordinality as r(user_id, device_id, ord)
+    left join lateral (select u.deleted_at, u.suspended_at from users u where u.id = r.user_id offset 0) u on true
+    left join lateral (select s.gen from ${authSessions} s where s.user_id = r.user_id and s.device_id = r.device_id offset 0) s on true`;
+}
 
 export class DeviceSessions implements LivenessSource {
   constructor(
@@ -116,13 +133,9 @@ export class DeviceSessions implements LivenessSource {
   }
 
   async sessionsAmong(keys: readonly SessionKey[]): Promise<readonly SessionFact[]> {
-    const users = arrayLiteral(keys.map((k) => k.userId.toString()));
-    const devices = arrayLiteral(keys.map((k) => k.deviceId));
-    const rows = await this.store.fixed<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(sql`
-      select r.ord, u.deleted_at is not null as deleted, u.suspended_at is not null as suspended, s.gen
-      from unnest(${users}::bigint[], ${devices}::text[]) with ordinality as r(user_id, device_id, ord)
-      left join users u on u.id = r.user_id
-      left join ${authSessions} s on s.user_id = r.user_id and s.device_id = r.device_id`);
+    const rows = await this.store.fixed<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(
+      sessionsAmongQuery(keys),
+    );
     const out: SessionFact[] = new Array(keys.length).fill("gone");
     for (const r of rows) {
       if (r.deleted === null || r.deleted) continue;

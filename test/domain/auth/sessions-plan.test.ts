@@ -1,0 +1,47 @@
+/**
+ * The handshake's session check (DeviceSessions.sessionsAmong) must probe
+ * users and auth_session by key for each handshake in the batch, not read the
+ * tables whole: on PostgreSQL with large tables, before any ANALYZE (a fresh
+ * deployment, a signup burst) and after it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { sessionsAmongQuery } from "../../../src/domain/auth/sessions.ts";
+import { freshStore, type TestStore } from "../../support/stores.ts";
+
+const N = 20_000;
+const KEYS = Array.from({ length: 64 }, (_, i) => ({ userId: BigInt(1000 + i * 300), deviceId: i === 5 ? "other" : "d" }));
+
+describe("sessionsAmong probes by key [postgres]", () => {
+  let ts: TestStore;
+  beforeAll(async () => {
+    ts = await freshStore("postgres");
+    await ts.store.db.execute(sql`insert into users (id, account, password_hash, created_at, updated_at)
+      select 1000 + i, 'u' || i, '!', 0, 0 from generate_series(0, ${N - 1}) i`);
+    await ts.store.db.execute(sql`insert into auth_session (user_id, device_id, gen, created_at, updated_at)
+      select 1000 + i, 'd', 1 + i % 3, 0, 0 from generate_series(0, ${N - 1}) i`);
+  });
+  afterAll(() => ts.dispose());
+
+  const noScans = async () => {
+    const text = (await ts.store.rows<{ "QUERY PLAN": string }>(sql`explain ${sessionsAmongQuery(KEYS)}`)).map((r) => r["QUERY PLAN"]).join("\n");
+    expect(text).not.toMatch(/Seq Scan on users\b/);
+    expect(text).not.toMatch(/Seq Scan on auth_session\b/);
+  };
+
+  test("before ANALYZE", noScans);
+
+  test("after ANALYZE", async () => {
+    await ts.store.db.execute(sql`analyze`);
+    await noScans();
+  });
+
+  test("one row per key, in order: a session's generation, none for a device without one", async () => {
+    const rows = await ts.store.fixed<{ ord: number | string; deleted: boolean | null; gen: number | null }>(sessionsAmongQuery(KEYS));
+    expect(rows.map((r) => Number(r.ord))).toEqual(KEYS.map((_, i) => i + 1));
+    expect(rows[0]!.gen).toBe(1);
+    expect(rows[1]!.gen).toBe(1 + (300 % 3));
+    expect(rows[5]!.gen).toBeNull();
+    expect(rows.every((r) => r.deleted === false)).toBe(true);
+  });
+});
