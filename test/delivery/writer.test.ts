@@ -75,6 +75,39 @@ for (const kind of storeKinds()) {
       expect(await count("delivery_mark")).toEqual([[10n, 1], [11n, 1], [12n, 1]]);
       await fresh.dispose();
     });
+
+    test("a batch numbers its group messages only: C2C alone, C2G alone and mixed, plain and deduplicating", async () => {
+      const fresh = await freshStore(kind);
+      const w = new DeliveryWriter(fresh.store, 16);
+      const group = (id: bigint, clientId: string): StoreItem => ({
+        row: { id, clientId, chatType: "C2G", fromId: 1n, toId: 900n, payload: "{}", serverTs: 1 },
+        inbox: [],
+        marks: [],
+      });
+      // C2C only (the text without the timeline steps), then a C2G alone, then a mixed batch with a resend of each.
+      expect(await Promise.all([w.messages.add(item(30n, "C2C.30.1.a")), w.messages.add(item(31n, "C2C.31.1.a"))])).toEqual([
+        { serverId: 30n, serverTs: 1, duplicate: false },
+        { serverId: 31n, serverTs: 1, duplicate: false },
+      ]);
+      expect(await w.messages.add(group(32n, "C2G.32.1.a"))).toEqual({ serverId: 32n, serverTs: 1, duplicate: false, seq: 1n });
+      const mixed = await Promise.all([
+        w.messages.add(item(33n, "C2C.33.1.a")),
+        w.messages.add(group(34n, "C2G.34.1.a")),
+        w.messages.add(group(35n, "C2G.32.1.a")), // resend: makes the plain statement fail and the batch deduplicate
+        w.messages.add(item(36n, "C2C.30.1.a")), // resend
+        w.messages.add(group(37n, "C2G.37.1.a")),
+      ]);
+      expect(mixed).toEqual([
+        { serverId: 33n, serverTs: 1, duplicate: false },
+        { serverId: 34n, serverTs: 1, duplicate: false, seq: 2n },
+        { serverId: 32n, serverTs: 1, duplicate: true },
+        { serverId: 30n, serverTs: 1, duplicate: true },
+        { serverId: 37n, serverTs: 1, duplicate: false, seq: 3n },
+      ]);
+      const heads = await fresh.store.rows<{ last_seq: bigint | string }>(sql`select last_seq from timeline_head where conv_id = 900`);
+      expect(heads.map((h) => Number(h.last_seq))).toEqual([3]);
+      await fresh.dispose();
+    });
   });
 }
 
@@ -153,6 +186,23 @@ for (const kind of storeKinds()) {
 }
 
 for (const kind of storeKinds()) {
+  test(`writeMarks: inbox marks alone, timeline acks alone and both in one batch, each written once [${kind}]`, async () => {
+    const fresh = await freshStore(kind);
+    const inboxMark = (id: bigint, deviceId = "d"): MarkRow => ({ userId: 1n, deviceId, messageId: id });
+    const tl = (seq: number): MarkRow => ({ userId: 1n, deviceId: "d", messageId: 0n, conv: 7n, seq: BigInt(seq) });
+    await writeMarks(fresh.store, [inboxMark(10n), inboxMark(11n), inboxMark(10n, "e")]);
+    await writeMarks(fresh.store, [inboxMark(10n), inboxMark(12n)]); // 10 again: idempotent
+    await writeMarks(fresh.store, [tl(1), tl(2)]);
+    await writeMarks(fresh.store, [inboxMark(13n), tl(3)]);
+    const marks = await fresh.store.rows<{ device_id: string; message_id: bigint | string }>(
+      sql`select device_id, message_id from delivery_mark order by device_id, message_id`,
+    );
+    expect(marks.map((m) => `${m.device_id}:${m.message_id}`)).toEqual(["d:10", "d:11", "d:12", "d:13", "e:10"]);
+    const [cur] = await fresh.store.rows<{ seq: bigint | string }>(sql`select seq from timeline_cursor where user_id = 1 and device_id = 'd' and conv_id = 7`);
+    expect(Number(cur!.seq)).toBe(3);
+    await fresh.dispose();
+  });
+
   test(`writeMarks keeps at most ABOVE_MAX ranges past a hole, the lowest ones [${kind}]`, async () => {
     const fresh = await freshStore(kind);
     // Every second number from 3 on: each its own range behind the hole at 2.
