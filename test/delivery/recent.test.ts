@@ -41,6 +41,19 @@ describe("RecentMessages", () => {
     expect(r.byId(1n, "C2C.1001.1.r")).toBeDefined();
   });
 
+  test("two messages with one <TYPE>.<tsid> (two conversations): the later is found, the earlier falls to the store, and its eviction keeps the later", () => {
+    const r = new RecentMessages(6);
+    const a: RecentMessage = { id: "C2C.77.1.a", serverId: 1n, chatType: "C2C", inbox: [1n, 2n] };
+    const b: RecentMessage = { id: "C2C.77.2.b", serverId: 2n, chatType: "C2C", inbox: [3n, 4n] };
+    r.remember(a);
+    r.remember(b);
+    expect(r.byId(1n, a.id)).toBeUndefined(); // not a wrong answer: the ack resolves from the store
+    expect(r.byId(3n, b.id)?.serverId).toBe(2n);
+    expect(r.byId(3n, "C2C.77.9.zz")).toBeUndefined(); // same key, another id: never b
+    r.remember(msg(1)); // weight 9 > 6: a leaves, b stays
+    expect(r.byTsid(4n, "C2C", "77")?.serverId).toBe(2n);
+  });
+
   test("a large group's message weighs its members", () => {
     const r = new RecentMessages(1000);
     r.remember(msg(1));
