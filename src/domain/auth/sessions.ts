@@ -19,7 +19,7 @@ export type RefreshRefusal = { readonly reason: "revoked" | "suspended" | "gone"
 
 /**
  * DeviceSessions.sessionsAmong's statement (exported for its plan test): one row
- * per key by `ord`. Each lookup is a lateral subquery behind `offset 0`, a
+ * per key by `ord`; `deleted` is null when the account does not exist ("gone"). Each lookup is a lateral subquery behind `offset 0`, a
  * primary-key probe per key whatever the statistics say: as plain joins, an
  * unanalyzed users table (a fresh deployment, a signup burst) was hashed whole
  * for every batch of handshakes.
@@ -28,9 +28,10 @@ export function sessionsAmongQuery(keys: readonly SessionKey[]): SQL {
   const users = arrayLiteral(keys.map((k) => k.userId.toString()));
   const devices = arrayLiteral(keys.map((k) => k.deviceId));
   return sql`
-    select r.ord, u.deleted_at is not null as deleted, u.suspended_at is not null as suspended, s.gen
+    select r.ord, case when u.id is null then null else u.deleted_at is not null end as deleted,
+      u.suspended_at is not null as suspended, s.gen
     from unnest(${users}::bigint[], ${devices}::text[]) with ordinality as r(user_id, device_id, ord)
-    left join lateral (select u.deleted_at, u.suspended_at from users u where u.id = r.user_id offset 0) u on true
+    left join lateral (select u.id, u.deleted_at, u.suspended_at from users u where u.id = r.user_id offset 0) u on true
     left join lateral (select s.gen from ${authSessions} s where s.user_id = r.user_id and s.device_id = r.device_id offset 0) s on true`;
 }
 

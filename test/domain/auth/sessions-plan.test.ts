@@ -2,11 +2,13 @@
  * The handshake's session check (DeviceSessions.sessionsAmong) must probe
  * users and auth_session by key for each handshake in the batch, not read the
  * tables whole: on PostgreSQL with large tables, before any ANALYZE (a fresh
- * deployment, a signup burst) and after it.
+ * deployment, a signup burst) and after it. And its answers: a generation, a
+ * device without a session (0), an account that does not exist ("gone").
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { sessionsAmongQuery } from "../../../src/domain/auth/sessions.ts";
+import { DeviceSessions, sessionsAmongQuery } from "../../../src/domain/auth/sessions.ts";
+import { TokenService } from "../../../src/domain/auth/tokens.ts";
 import { freshStore, type TestStore } from "../../support/stores.ts";
 
 const N = 20_000;
@@ -43,5 +45,15 @@ describe("sessionsAmong probes by key [postgres]", () => {
     expect(rows[1]!.gen).toBe(1 + (300 % 3));
     expect(rows[5]!.gen).toBeNull();
     expect(rows.every((r) => r.deleted === false)).toBe(true);
+  });
+
+  test("sessionsAmong: live with its generation, 0 without a session, gone without an account", async () => {
+    const tokens = new TokenService({ secret: "x".repeat(32), accessTtlSec: 60, refreshTtlSec: 60, clockSkewSec: 300 });
+    const facts = await new DeviceSessions(ts.store, tokens, Date.now).sessionsAmong([
+      { userId: 1000n, deviceId: "d" },
+      { userId: 1000n, deviceId: "elsewhere" },
+      { userId: 1n, deviceId: "d" }, // no such account: a token signed for it (a reset database, the same key) is refused
+    ]);
+    expect(facts).toEqual([1, 0, "gone"]);
   });
 });
