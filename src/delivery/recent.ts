@@ -42,7 +42,6 @@ export class RecentMessages {
   #head = 0;
   /** Sum of inbox sizes held: bounds memory for large groups, not only the count. */
   #weight = 0;
-  #size = 0;
 
   constructor(private readonly maxWeight = 1 << 18) {}
 
@@ -53,13 +52,11 @@ export class RecentMessages {
     const h: Held = { m, key };
     this.#byKey.set(key, h);
     this.#order.push(h);
-    this.#size++;
     this.#weight += m.inbox.length + 1;
     while (this.#weight > this.maxWeight) {
       const old = this.#order[this.#head]!;
       this.#order[this.#head++] = undefined as never; // let it go now, not at the next compaction
       if (this.#byKey.get(old.key) === old) this.#byKey.delete(old.key);
-      this.#size--;
       this.#weight -= old.m.inbox.length + 1;
     }
     // Drop the evicted prefix once it is half the array (amortised O(1) per message).
@@ -83,7 +80,7 @@ export class RecentMessages {
 
   /** Messages held (by id; one shadowed by a later one with the same key still counts until evicted). */
   get size(): number {
-    return this.#size;
+    return this.#order.length - this.#head;
   }
 
   #holds(inbox: readonly bigint[], userId: bigint): boolean {

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { trustAudit } from "../../src/db/schema/index.ts";
-import { freshStore, storeKinds, type TestStore } from "../support/stores.ts";
+import { explainPlan, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
 
 for (const kind of storeKinds()) {
   describe(`trust_audit [${kind}]`, () => {
@@ -53,8 +53,7 @@ for (const kind of storeKinds()) {
       expect(row?.created).toBe(true);
     });
 
-    const plan = async (where: ReturnType<typeof sql>) =>
-      (await t.store.rows<{ "QUERY PLAN": string }>(sql`explain select * from trust_audit where ${where}`)).map((r) => r["QUERY PLAN"]).join("\n");
+    const plan = (where: ReturnType<typeof sql>) => explainPlan(t.store, sql`select * from trust_audit where ${where}`);
 
     test("lookup by (target_uid, target_device_id) uses trust_audit_target_idx", async () => {
       const p = await plan(sql`target_uid = 5007 and target_device_id = 'dev1'`);

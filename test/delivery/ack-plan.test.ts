@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
 import { resolveQuery, resolveTsidQuery } from "../../src/delivery/inbox.ts";
 import type { ChatType } from "../../src/delivery/ports.ts";
-import { freshStore, type TestStore } from "../support/stores.ts";
+import { explainPlan, freshStore, type TestStore } from "../support/stores.ts";
 
 const ME = 1001n;
 
@@ -27,7 +27,7 @@ describe("ack lookups use an index [postgres]", () => {
   });
   afterAll(() => ts.dispose());
 
-  const plan = async (q: SQL) => (await ts.store.rows<{ "QUERY PLAN": string }>(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
+  const plan = (q: SQL) => explainPlan(ts.store, q);
 
   test.each(["C2C", "C2G", "S2C", "C2S"] as ChatType[])("%s: by full id and by tsid alone", async (type) => {
     for (const q of [resolveQuery(ME, [`${type}.99999999.1.unknown`])!, resolveTsidQuery(ME, "d1", type, "99999999")]) {

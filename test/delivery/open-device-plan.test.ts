@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { openDevicesQuery, type OpenRequest } from "../../src/delivery/inbox.ts";
-import { freshStore, type TestStore } from "../support/stores.ts";
+import { explainPlan, freshStore, type TestStore } from "../support/stores.ts";
 
 const N = 20_000;
 const FRESH = 1n << 60n;
@@ -32,10 +32,7 @@ describe("openDevice probes by key [postgres]", () => {
   });
   afterAll(() => ts.dispose());
 
-  const plan = async () => {
-    const rows = await ts.store.rows<{ "QUERY PLAN": string }>(sql`explain ${openDevicesQuery(REQS)}`);
-    return rows.map((r) => r["QUERY PLAN"]).join("\n");
-  };
+  const plan = () => explainPlan(ts.store, openDevicesQuery(REQS));
   const noScans = (text: string) => {
     for (const table of ["delivery_device", "user_device", "timeline_member", "timeline"]) {
       expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import postgres from "postgres";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/db/migrations.gen.ts";
+import { sql, type SQL } from "drizzle-orm";
 import { openStore, type Store, type StoreKind } from "../../src/db/store.ts";
 import { testEnv } from "./env.ts";
 
@@ -21,6 +22,11 @@ let pgliteTemplate: Promise<Blob> | undefined;
  * hash: initdb (~5 s, ~1 GB) runs once per schema, not once per suite.
  */
 /** The PGlite client under a PGlite store (its internals, for tests that look at them). */
+/** PostgreSQL's plan for `q` (EXPLAIN), one line per node: what the plan tests match. */
+export async function explainPlan(store: Store, q: SQL): Promise<string> {
+  return (await store.rows<{ "QUERY PLAN": string }>(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
+}
+
 export const pgliteClient = <C = PGlite>(store: Store): C => (store.db as unknown as { $client: C }).$client;
 
 export function pgliteTemplateBlob(): Promise<Blob> {

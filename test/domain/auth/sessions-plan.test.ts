@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
 import { DeviceSessions, sessionsAmongQuery } from "../../../src/domain/auth/sessions.ts";
 import { TokenService } from "../../../src/domain/auth/tokens.ts";
-import { freshStore, type TestStore } from "../../support/stores.ts";
+import { explainPlan, freshStore, type TestStore } from "../../support/stores.ts";
 
 const N = 20_000;
 const KEYS = Array.from({ length: 64 }, (_, i) => ({ userId: BigInt(1000 + i * 300), deviceId: i === 5 ? "other" : "d" }));
@@ -26,7 +26,7 @@ describe("sessionsAmong probes by key [postgres]", () => {
   afterAll(() => ts.dispose());
 
   const noScans = async () => {
-    const text = (await ts.store.rows<{ "QUERY PLAN": string }>(sql`explain ${sessionsAmongQuery(KEYS)}`)).map((r) => r["QUERY PLAN"]).join("\n");
+    const text = await explainPlan(ts.store, sessionsAmongQuery(KEYS));
     expect(text).not.toMatch(/Seq Scan on users\b/);
     expect(text).not.toMatch(/Seq Scan on auth_session\b/);
   };

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
 import { lastC2CQuery, lastC2GQuery } from "../../../src/domain/social/conversations.ts";
-import { freshStore, type TestStore } from "../../support/stores.ts";
+import { explainPlan, freshStore, type TestStore } from "../../support/stores.ts";
 
 const USERS = 400;
 const ME = 1001n;
@@ -37,7 +37,7 @@ describe("conversation/mine query plans [postgres]", () => {
   });
   afterAll(() => ts.dispose());
 
-  const plan = async (q: SQL) => (await ts.store.rows<{ "QUERY PLAN": string }>(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
+  const plan = (q: SQL) => explainPlan(ts.store, q);
 
   test.each([
     ["full list", undefined],
