@@ -7,7 +7,7 @@
  * code reads `payload`.
  */
 import type { ImMessage } from "../model/message.ts";
-import { parseJson, stringifyJson } from "../protocol/json.ts";
+import { LARGE_PAYLOAD_CHARS, parseJson, stringifyJson } from "../protocol/json.ts";
 
 const NEWLINE = 0x0a;
 const encoder = new TextEncoder();
@@ -46,7 +46,14 @@ export function encodeBusMessage(msg: ImMessage, serverId?: bigint, seq?: bigint
   if (serverId !== undefined) header.sid = serverId.toString();
   if (seq !== undefined) header.seq = seq.toString();
   // JSON text never holds a raw newline, so the first one ends the header.
-  return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
+  const utf8 = msg.payloadJson !== undefined ? msg.payloadUtf8 : undefined;
+  if (!utf8) return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
+  // A payload held as bytes is copied once behind the header, not encoded again.
+  const head = encoder.encode(`${JSON.stringify(header)}\n`);
+  const out = new Uint8Array(head.length + utf8.length);
+  out.set(head);
+  out.set(utf8, head.length);
+  return out;
 }
 
 export function decodeBusMessage(bytes: Uint8Array): ImMessage {
@@ -58,7 +65,8 @@ export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId
   const cut = bytes.indexOf(NEWLINE);
   if (cut < 0) throw new Error("bus message without header");
   const h = JSON.parse(decoder.decode(bytes.subarray(0, cut))) as Header;
-  const payloadJson = decoder.decode(bytes.subarray(cut + 1));
+  const payloadBytes = bytes.subarray(cut + 1);
+  const payloadJson = decoder.decode(payloadBytes);
   const msg: ImMessage = {
     id: h.id,
     type: h.type,
@@ -68,6 +76,7 @@ export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId
     payloadJson,
     server_ts: h.server_ts,
   };
+  if (payloadBytes.length >= LARGE_PAYLOAD_CHARS) msg.payloadUtf8 = payloadBytes; // pushed as bytes, not encoded again
   let parsed = false;
   let payload: unknown;
   Object.defineProperty(msg, "payload", {
@@ -83,6 +92,7 @@ export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId
       payload = v;
       parsed = true;
       delete msg.payloadJson; // the text no longer describes the payload
+      delete msg.payloadUtf8;
     },
   });
   if (h.msg_type !== undefined) msg.msg_type = h.msg_type;

@@ -97,6 +97,10 @@ export class PreparedStatements {
       const out: Uint8Array[] = [];
       const bind = new Message("B").cstring("").cstring(name).int16(0).int16(params.length);
       for (const p of params) {
+        if (p instanceof Uint8Array) {
+          bind.int32(p.length).bytes(p); // a text parameter's UTF-8, as it is (Store.query)
+          continue;
+        }
         const t = textParam(p);
         if (t === null) bind.int32(-1);
         else {

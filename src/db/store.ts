@@ -24,6 +24,8 @@ export interface Store {
    * A fixed statement text with positional parameters ($1…), prepared once per
    * connection (PGlite: src/db/pglite-prepared.ts): the delivery writer's hot
    * statements skip drizzle's builder and the parse and plan on every batch.
+   * A Uint8Array parameter is the UTF-8 of a `text` parameter's value, sent
+   * as it is (a large payload is not decoded to a string to be encoded again).
    */
   query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   /**
@@ -89,6 +91,19 @@ function noDelaySocket(o: { host: string[]; port: number[]; path?: string }): So
 // Compiles `fixed` statements to text and parameters (drizzle's own compiler, stateless).
 const dialect = new PgDialect();
 
+/**
+ * Bytes bound as a `text` parameter (oid 25) instead of postgres.js's default
+ * for a Uint8Array (bytea, sent as hex); the driver's patch
+ * (patches/postgres@3.4.9.patch) writes them into the Bind as they are.
+ */
+const TEXT_OID = 25;
+function textBytes(client: postgres.Sql, params: readonly unknown[]): readonly unknown[] {
+  for (let i = 0; i < params.length; i++) {
+    if (params[i] instanceof Uint8Array) return params.map((p) => (p instanceof Uint8Array ? client.typed(p as never, TEXT_OID) : p));
+  }
+  return params;
+}
+
 /** One host in a connection URL (a comma in the host part lists several; one in the password is taken as several too: harmless). */
 export const singleHost = (url: string): boolean => !/^[a-z]+:\/\/(?:[^@/?]*@)?[^/?]*,/i.test(url);
 
@@ -111,7 +126,7 @@ function openPostgres(url: string, max: number): Store {
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     query: async <T>(text: string, params: readonly unknown[]) =>
-      (await client.unsafe(text, params as never[], { prepare: true })) as unknown as T[],
+      (await client.unsafe(text, textBytes(client, params) as never[], { prepare: true })) as unknown as T[],
     fixed: async <T>(query: SQL) => {
       const q = dialect.sqlToQuery(query);
       return (await client.unsafe(q.sql, q.params as never[], { prepare: true })) as unknown as T[];

@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { toId } from "../ids/tsid.ts";
-import { payloadTextOf, stringifyJson } from "../protocol/json.ts";
+import { payloadSourceOf, stringifyJson } from "../protocol/json.ts";
 import { parseMessageId } from "./msg-id.ts";
 import type { ChatType, E2eeMeta, ImMessage } from "./ports.ts";
 
@@ -172,14 +172,16 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
 
   // reply_to (quote map) travels inside a plain payload so it is stored with it; never in_reply_to.
   const body = raw.reply_to && isObject(payload) && payload.reply_to === undefined ? { ...payload, reply_to: raw.reply_to } : payload;
+  const arrived = body === payload ? payloadSourceOf(raw) : undefined;
   const msg: ImMessage & { type: Exclude<ChatType, "S2C"> } = {
     id: idText,
     type,
     from,
     to,
     payload: body,
-    // A large payload is stored and pushed as it arrived (the decoder kept its text); others are encoded once here.
-    payloadJson: (body === payload ? payloadTextOf(raw) : undefined) ?? stringifyJson(body),
+    // A large payload is stored and pushed as it arrived (the decoder kept its text and bytes); others are encoded once here.
+    payloadJson: arrived?.text ?? stringifyJson(body),
+    ...(arrived?.utf8 ? { payloadUtf8: arrived.utf8 } : {}),
     msg_type: msgType,
     server_ts: serverTs,
     ...(createdAt !== undefined && createdAt !== null ? { created_at: createdAt } : {}),

@@ -2,10 +2,10 @@
 import { parseJson, stringifyJson } from "../protocol/json.ts";
 import type { MessageRecord } from "./inbox.ts";
 import type { ImMessage } from "./ports.ts";
-import type { MessageRow } from "./writer.ts";
+import type { StoredRow } from "./writer.ts";
 
-export function toRow(msg: ImMessage, serverId: bigint): MessageRow & { id: bigint; serverTs: number } {
-  return {
+export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
+  const row: StoredRow = {
     id: serverId,
     clientId: msg.id,
     chatType: msg.type,
@@ -18,6 +18,8 @@ export function toRow(msg: ImMessage, serverId: bigint): MessageRow & { id: bigi
     createdAt: msg.created_at === undefined ? null : stringifyJson(msg.created_at),
     serverTs: msg.server_ts,
   };
+  if (msg.payloadUtf8 && msg.payloadJson !== undefined) row.payloadUtf8 = msg.payloadUtf8;
+  return row;
 }
 
 /** A stored message as the §2.8 object REST answers carry (S2C `from` is ""). */

@@ -26,8 +26,11 @@ export interface MarkRow {
   readonly seq?: bigint;
 }
 
+/** A message row to write: `payloadUtf8`, when set, is `payload` as UTF-8 bytes (bound instead of the text). */
+export type StoredRow = MessageRow & { id: bigint; serverTs: number; payloadUtf8?: Uint8Array };
+
 export interface StoreItem {
-  readonly row: MessageRow & { id: bigint; serverTs: number };
+  readonly row: StoredRow;
   /** Users whose inbox gets the message (receiver(s) and the sender); none for C2G (its timeline is the group's). */
   readonly inbox: readonly bigint[];
   /** Devices that already have it (the sending device; the excepted device of a notice). */
@@ -255,7 +258,8 @@ const BATCH_ROWS = `select * from unnest($1::bigint[], $2::text[], $3::text[], $
  * A batch of one message (an idle node's, or a large message, which goes
  * alone) binds its columns as scalars: a 16 MiB payload inside a text[]
  * literal cost the driver an escaping pass and PostgreSQL's array parser
- * hundreds of ms of CPU; as a text parameter it is copied.
+ * hundreds of ms of CPU; as a text parameter it is copied, and a payload the
+ * node holds as bytes already (as it arrived) is bound as those bytes.
  */
 const ONE_ROW = `select $1::bigint, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
     $8::text, $9::text, $10::text, $11::bigint`;
@@ -279,8 +283,9 @@ async function insertRows(store: Store, one: boolean, timeline: boolean, params:
   }
 }
 
-/** The messages columns come first in the batch statement's parameters. */
+/** The messages columns come first in the batch statement's parameters; the payload is the eighth. */
 const MESSAGE_COLUMNS = 11;
+const PAYLOAD_COLUMN = 7;
 
 /**
  * The statement's parameters. Arrays go as literal texts built here in one
@@ -313,13 +318,15 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
   const [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs] = cols as [
     string[], string[], string[], (string | null)[], string[], string[], string[], string[], (string | null)[], (string | null)[], string[],
   ];
-  // Never-null decimals go bare; texts and nullable columns quoted (NULL where absent).
-  const columns = one
+  // Never-null decimals go bare; texts and nullable columns quoted (NULL where absent). One message's payload
+  // goes as the bytes it arrived in when the node holds them (Store.query binds them as the text's UTF-8).
+  const columns: unknown[] = one
     ? cols.map((c) => c[0])
     : [
         decimalArray(ids), arrayLiteral(clientIds), arrayLiteral(chatTypes), arrayLiteral(froms), decimalArray(tos), arrayLiteral(msgTypes),
         arrayLiteral(actions), arrayLiteral(payloads), arrayLiteral(e2ees), arrayLiteral(createdAts), decimalArray(serverTs),
       ];
+  if (one && unique[0]!.row.payloadUtf8) columns[PAYLOAD_COLUMN] = unique[0]!.row.payloadUtf8;
   return [...columns, decimalArray(boxUsers), decimalArray(boxIds), decimalArray(markUsers), arrayLiteral(markDevices), decimalArray(markIds)];
 }
 

@@ -35,6 +35,13 @@ export interface ImMessage {
    * so a stored message is never re-encoded per delivery.
    */
   payloadJson?: string;
+  /**
+   * The UTF-8 of `payloadJson`, when the server holds it as bytes already (a
+   * large payload as it arrived: a view of the client's frame). The store and
+   * the protobuf push copy it instead of encoding the text. Only ever set
+   * together with the `payloadJson` it encodes.
+   */
+  payloadUtf8?: Uint8Array;
   msg_type?: string;
   action?: string;
   created_at?: string | number;

@@ -98,38 +98,51 @@ export function stringifyJson(value: unknown): string {
   }
 }
 
-/** Uplink payloads of at least this many characters are kept as they arrived (see `payloadTextOf`). */
+/** Uplink payloads of at least this many characters are kept as they arrived (see `payloadSourceOf`). */
 export const LARGE_PAYLOAD_CHARS = 64 * 1024;
 const PAYLOAD_TEXT = Symbol("payload JSON text as it arrived");
+
+/** A large payload's JSON text as it arrived and, when known, its UTF-8 bytes (a view of the frame). */
+export interface PayloadSource {
+  readonly text: string;
+  readonly utf8?: Uint8Array;
+}
 
 /**
  * Marks a decoded message with its payload's JSON text as it arrived, when
  * large: validation stores and pushes that text instead of encoding the
  * parsed payload again (a 16 MiB stringify is tens of ms of a blocked event
- * loop). Not enumerable: the object still looks like the parsed JSON.
+ * loop), and with its UTF-8 bytes when the caller has them, so the store and
+ * the protobuf push copy bytes instead of encoding the text once each. Not
+ * enumerable: the object still looks like the parsed JSON.
  */
-export function keepPayloadText<T extends object>(msg: T, text: string | undefined): T {
-  if (text !== undefined && text.length >= LARGE_PAYLOAD_CHARS) Object.defineProperty(msg, PAYLOAD_TEXT, { value: text });
+export function keepPayloadText<T extends object>(msg: T, text: string | undefined, utf8?: Uint8Array): T {
+  if (text !== undefined && text.length >= LARGE_PAYLOAD_CHARS) {
+    const kept: PayloadSource = utf8 ? { text, utf8 } : { text };
+    Object.defineProperty(msg, PAYLOAD_TEXT, { value: kept });
+  }
   return msg;
 }
 
-/** The payload text `keepPayloadText` recorded, if any. */
-export const payloadTextOf = (msg: object): string | undefined => (msg as { [PAYLOAD_TEXT]?: string })[PAYLOAD_TEXT];
+/** The payload `keepPayloadText` recorded, if any. */
+export const payloadSourceOf = (msg: object): PayloadSource | undefined => (msg as { [PAYLOAD_TEXT]?: PayloadSource })[PAYLOAD_TEXT];
 
 /**
  * The source text of a top-level member's value in a JSON object text that
- * already parsed (JSON.parse accepted it), or undefined when the member is
- * absent, appears more than once, or its key is written with escapes. Lets a
- * large payload be stored as it arrived instead of being encoded again: the
- * scan skips strings with indexOf, so a long string costs a native search.
+ * already parsed (JSON.parse accepted it), and the index it starts at; or
+ * undefined when the member is absent, appears more than once, or its key is
+ * written with escapes. Lets a large payload be stored as it arrived instead
+ * of being encoded again: the scan skips strings with indexOf, so a long
+ * string costs a native search.
  */
-export function memberText(text: string, key: string): string | undefined {
+export function memberSpan(text: string, key: string): { start: number; text: string } | undefined {
   const quoted = `"${key}"`;
   let i = text.indexOf("{") + 1;
   let found: [number, number] | undefined;
+  const answer = () => found && { start: found[0], text: text.slice(found[0], found[1]) };
   for (;;) {
     i = skipSpace(text, i);
-    if (text[i] !== '"') return found && text.slice(found[0], found[1]); // "}" (empty object), or the end
+    if (text[i] !== '"') return answer(); // "}" (empty object), or the end
     const keyEnd = stringEnd(text, i);
     const k = text.slice(i, keyEnd);
     if (k.includes("\\")) return undefined; // escaped key: compare decoded (rare, not worth it)
@@ -141,10 +154,13 @@ export function memberText(text: string, key: string): string | undefined {
       found = [start, end];
     }
     i = skipSpace(text, end);
-    if (text[i] !== ",") return found && text.slice(found[0], found[1]);
+    if (text[i] !== ",") return answer();
     i++;
   }
 }
+
+/** `memberSpan`'s text alone. */
+export const memberText = (text: string, key: string): string | undefined => memberSpan(text, key)?.text;
 
 function skipSpace(t: string, i: number): number {
   for (;;) {
@@ -190,6 +206,21 @@ const encoder = new TextEncoder();
 
 /** Strict UTF-8 → text (throws TypeError on invalid UTF-8). */
 export const utf8Text = (bytes: Uint8Array): string => decoder.decode(bytes);
+
+/** A string's UTF-8 length as TextEncoder writes it (a lone surrogate becomes U+FFFD, 3 bytes), counted without encoding. */
+export function utf8Length(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) n += 1;
+    else if (c < 0x800) n += 2;
+    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
+      n += 4;
+      i++;
+    } else n += 3;
+  }
+  return n;
+}
 
 /** Decodes UTF-8 JSON straight from bytes (a view is fine: no copy is made first). */
 export function parseJsonBytes(bytes: Uint8Array, maxDepth?: number): unknown {

@@ -10,7 +10,7 @@
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { keepPayloadText, MAX_JSON_DEPTH, parseJson, stringifyJson } from "./json.ts";
+import { keepPayloadText, MAX_JSON_DEPTH, parseJson, stringifyJson, utf8Length } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -117,17 +117,7 @@ type Utf8 = number | Uint8Array;
 
 function utf8Of(s: string): Utf8 {
   if (s.length > SHORT_STRING) return NON_ASCII.test(s) ? encoder.encode(s) : s.length;
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) {
-      n += 4;
-      i++;
-    } else n += 3;
-  }
-  return n;
+  return utf8Length(s);
 }
 
 const lengthOf = (u: Utf8): number => (typeof u === "number" ? u : u.length);
@@ -272,7 +262,7 @@ function writeE2ee(o: Out, e: E2eeMeta, z: E2eeSized): void {
 /**
  * Encodes a Message, leaving `reserve` zero bytes in front (room for a frame
  * header). The payload field holds the UTF-8 of the payload's JSON text
- * (`payloadJson` when present). Throws when the message has no protobuf form:
+ * (`payloadJson` when present, copied from `payloadUtf8` when held). Throws when the message has no protobuf form:
  * a type or msg_type outside the enums, an id outside sint64, e2ee_ver outside int32.
  */
 export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
@@ -292,7 +282,8 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
   const from = msg.from ? zigzag(sint64(msg.from, "from")) : undefined;
   const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
   const action = msg.action ? utf8Of(msg.action) : undefined;
-  const body = payload ? utf8Of(payload) : undefined;
+  // A payload held as bytes (as it arrived) is copied into place, not measured and encoded again.
+  const body = payload ? (msg.payloadJson !== undefined && msg.payloadUtf8) || utf8Of(payload) : undefined;
   const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
   const created = createdAt ? int64(createdAt) : undefined;
   const z = e2ee ? sizeE2ee(e2ee) : undefined;
@@ -491,7 +482,7 @@ export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | un
     if (payload !== undefined && payload.length > 0) {
       const p = payloadValue(payload, encrypted);
       out.payload = p.value;
-      keepPayloadText(out, p.json);
+      keepPayloadText(out, p.json, payload);
     }
     if (createdAt !== 0n) out.created_at = Number(createdAt);
     if (serverTs !== 0n) out.server_ts = Number(serverTs);

@@ -6,7 +6,7 @@
  */
 import type { ClientAck } from "../model/message.ts";
 import { ACK_DIRECTION_CHAT, ackDirectionOf, readU64 } from "./frame.ts";
-import { keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberText, parseJson, utf8Text } from "./json.ts";
+import { keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberSpan, parseJson, utf8Length, utf8Text } from "./json.ts";
 import { decodeProtoMessage, isClientAckPayload, parseClientAckBytes, parseClientAckText } from "./message.ts";
 import { decodeClientAckPb } from "./pb.ts";
 
@@ -55,7 +55,7 @@ export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> |
     try {
       const text = utf8Text(bytes);
       const value = parseJson(text, MAX_JSON_DEPTH);
-      if (isObject(value)) return withPayloadText(value, text);
+      if (isObject(value)) return withPayloadText(value, text, bytes);
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
     }
@@ -103,9 +103,23 @@ export function decodeMessageText(
   return isObject(value) ? { ok: true, raw: withPayloadText(value, text) } : { ok: false, reason: "invalid_message" };
 }
 
-/** A large message's payload text as it arrived (`keepPayloadText`); small ones are not scanned. */
-const withPayloadText = (msg: Record<string, unknown>, text: string) =>
-  text.length < LARGE_PAYLOAD_CHARS ? msg : keepPayloadText(msg, memberText(text, "payload"));
+/**
+ * A large message's payload text as it arrived (`keepPayloadText`), with its
+ * bytes as a view of the frame when the message came as bytes; small ones
+ * are not scanned. `text` is `bytes` decoded (strictly: valid UTF-8), so the
+ * same length means all ASCII and offsets agree; otherwise the envelope
+ * around the payload (short) is counted, never the payload.
+ */
+function withPayloadText(msg: Record<string, unknown>, text: string, bytes?: Uint8Array): Record<string, unknown> {
+  if (text.length < LARGE_PAYLOAD_CHARS) return msg;
+  const span = memberSpan(text, "payload");
+  if (!span || !bytes) return keepPayloadText(msg, span?.text);
+  const end = span.start + span.text.length;
+  const ascii = bytes.length === text.length;
+  const from = ascii ? span.start : utf8Length(text.slice(0, span.start));
+  const to = ascii ? end : bytes.length - utf8Length(text.slice(end));
+  return keepPayloadText(msg, span.text, bytes.subarray(from, to));
+}
 
 /**
  * svc.v2 frame ACK → client-ack: the uint64 is the acknowledged message's

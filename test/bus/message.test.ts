@@ -1,8 +1,23 @@
 import { describe, expect, test } from "bun:test";
 import { decodeBusDelivery, decodeBusMessage, encodeBusMessage } from "../../src/bus/message.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
+import { LARGE_PAYLOAD_CHARS } from "../../src/protocol/json.ts";
 
 describe("bus message bytes", () => {
+  test("a large payload held as bytes is copied in as those bytes, and arrives held as bytes", () => {
+    const payloadJson = `{"text":"${"é✓".repeat(LARGE_PAYLOAD_CHARS)}"}`;
+    const msg: ImMessage = { id: "C2C.1.2.r", type: "C2C", from: 3n, to: 4n, payload: undefined, payloadJson, msg_type: "text", server_ts: 5 };
+    const held = { ...msg, payloadUtf8: new TextEncoder().encode(payloadJson) };
+    const bytes = encodeBusMessage(held);
+    expect(bytes).toEqual(encodeBusMessage(msg));
+    const back = decodeBusMessage(bytes);
+    expect(back.payloadJson).toBe(payloadJson);
+    expect(back.payloadUtf8?.buffer).toBe(bytes.buffer); // a view, no copy
+    expect(back.payloadUtf8).toEqual(held.payloadUtf8);
+    back.payload = { text: "changed" }; // neither text nor bytes describe it any more
+    expect([back.payloadJson, back.payloadUtf8]).toEqual([undefined, undefined]);
+  });
+
   test("an S2C with empty from, e2ee-free, payload without payloadJson round-trips", () => {
     const msg: ImMessage = {
       id: "S2C.1.2.r",

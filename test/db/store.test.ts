@@ -60,6 +60,37 @@ test("a PostgreSQL store opened through the no-delay socket factory answers, and
 }, 15_000);
 
 for (const kind of storeKinds()) {
+  test(`a Uint8Array parameter of query() is a text's UTF-8, bound as it is; large ones keep the connection's order [${kind}]`, async () => {
+    const fresh = await freshStore(kind);
+    try {
+      const insert = `insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts) values ($1::bigint, 'C2C.' || $1::text || '.1.a', 'C2C', 1, 2, $2, 1)`;
+      const small = '{"t":"héllo ✓ 😀"}';
+      const large = JSON.stringify({ t: `${"ü".repeat(70_000)}😀${"x".repeat(70_000)}` }); // past the driver's 64 KiB write threshold
+      const enc = new TextEncoder();
+      // A frame's view, not a buffer of its own: what the decoder hands on.
+      const framed = (text: string) => {
+        const b = enc.encode(`..${text}..`);
+        return b.subarray(2, b.length - 2);
+      };
+      // Started together on one store: the large write's first use of the statement (describe, then bind), a small
+      // string write and a select, pipelined; each lands whole, in its own row.
+      const [, , , count] = await Promise.all([
+        fresh.store.query(insert, ["1", framed(large)]),
+        fresh.store.query(insert, ["2", small]),
+        fresh.store.query(insert, ["3", framed(small)]),
+        fresh.store.query<{ n: bigint | number | string }>("select count(*) as n from messages", []),
+      ]);
+      expect(Number(count![0]!.n)).toBeLessThanOrEqual(3);
+      await fresh.store.query(insert, ["4", framed(large)]); // the prepared statement again
+      const back = await fresh.store.rows<{ id: bigint | string; payload: string }>(sql`select id, payload from messages order by id`);
+      expect(back.map((r) => [String(r.id), r.payload])).toEqual([["1", large], ["2", small], ["3", small], ["4", large]]);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+}
+
+for (const kind of storeKinds()) {
   test(`message bodies: lz4 where the server has it, pglz otherwise; both store and read a 1 MiB payload [${kind}]`, async () => {
     const fresh = await freshStore(kind);
     const rows = await fresh.store.rows<{ attname: string; attcompression: string }>(

@@ -198,14 +198,33 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
   const envelope = (payloadText: string) =>
     `{"id":"C2C.1.2.a", "type":"C2C","from":${ME},"to":300000000000000002,"msg_type":"text",  "payload" :${payloadText} }`;
 
-  test("JSON text and JSON bytes: the payload's source text, spaces and all", () => {
+  test("JSON text and JSON bytes: the payload's source text, spaces and all; from bytes, its UTF-8 as a view of the frame", () => {
     const payloadText = `{ "text" : "${big}", "n": 300000000000000009 }`;
-    for (const raw of [decodeMessageText(envelope(payloadText)), { ok: true, raw: decodeMessageBytes(new TextEncoder().encode(envelope(payloadText))) }]) {
+    const frame = new TextEncoder().encode(envelope(payloadText));
+    for (const raw of [decodeMessageText(envelope(payloadText)), { ok: true, raw: decodeMessageBytes(frame) }]) {
       if (!raw.ok || !raw.raw) throw new Error("not decoded");
       const r = validateUplink(raw.raw, ME, 1);
       if (!r.ok) throw new Error(r.reason);
       expect(r.msg.payloadJson).toBe(payloadText);
     }
+    const fromBytes = validateUplink(decodeMessageBytes(frame)!, ME, 1);
+    const utf8 = fromBytes.ok ? fromBytes.msg.payloadUtf8 : undefined;
+    expect(utf8?.buffer).toBe(frame.buffer); // no copy
+    expect(new TextDecoder().decode(utf8)).toBe(payloadText);
+    const fromText = decodeMessageText(envelope(payloadText));
+    const r = fromText.ok ? validateUplink(fromText.raw, ME, 1) : undefined;
+    expect(r?.ok && "payloadUtf8" in r.msg).toBe(false); // a text frame: no bytes to hold
+  });
+
+  test.each([
+    ["non-ASCII inside the payload", `{"text":"${"é".repeat(LARGE_PAYLOAD_CHARS)}😀✓"}`, ""],
+    ["non-ASCII around it too", `{"text":"${big}","t":"ü"}`, `"note":"😀 ✓ é",`],
+  ])("bytes: %s; the view holds exactly the payload's UTF-8", (_, payloadText, before) => {
+    const text = `{"id":"C2C.1.2.a",${before}"type":"C2C","from":${ME},"to":3,"payload":${payloadText},"msg_type":"text","after":"ß😀"}`;
+    const r = validateUplink(decodeMessageBytes(new TextEncoder().encode(text))!, ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.msg.payloadJson).toBe(payloadText);
+    expect(r.msg.payloadUtf8).toEqual(new TextEncoder().encode(payloadText));
   });
 
   test("a small payload is encoded (normalised), as before", () => {
@@ -221,7 +240,10 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
     const raw = decodeMessageBytes(bytes)!;
     const r = validateUplink(raw, ME, 1);
     expect(r.ok && r.msg.payloadJson).toBe(payloadJson);
+    expect(r.ok && r.msg.payloadUtf8?.buffer).toBe(bytes.buffer); // the payload field's view
+    expect(r.ok && new TextDecoder().decode(r.msg.payloadUtf8)).toBe(payloadJson);
     const quoted = validateUplink(Object.assign(raw, { reply_to: { msg_id: "C2C.9.9.q" } }), ME, 1); // keeps the recorded text
     expect(quoted.ok && quoted.msg.payloadJson).toBe(`{"text":"${big}","reply_to":{"msg_id":"C2C.9.9.q"}}`);
+    expect(quoted.ok && quoted.msg.payloadUtf8).toBeUndefined(); // the bytes no longer describe the payload
   });
 });

@@ -190,6 +190,17 @@ describe("hand-written Message codec", () => {
   for (const [name, make] of bad) test(`${name} → undefined`, () => expect(decodeMessagePb(make())).toBeUndefined());
 });
 
+describe("a payload held as bytes", () => {
+  test("is copied into the field: the same bytes as encoding its text", () => {
+    for (const payloadJson of ['{"text":"hi"}', `{"text":"${"ü😀".repeat(40_000)}"}`, `{"text":"${"x".repeat(70_000)}"}`]) {
+      const msg: ImMessage = { id: "C2C.1.2.a", type: "C2C", from: 3n, to: 4n, payload: undefined, payloadJson, msg_type: "text", server_ts: 5 };
+      const utf8Held = encodeMessagePb({ ...msg, payloadUtf8: utf8(payloadJson) });
+      expect(utf8Held).toEqual(encodeMessagePb(msg));
+      expect(decodeMessagePb(utf8Held)?.payload).toEqual(JSON.parse(payloadJson));
+    }
+  });
+});
+
 describe("hand-written ClientAck codec", () => {
   test("byte-identical to toBinary and read back by fromBinary", () => {
     const ack = { type: "C2S" as const, msgId: "C2S.1.2.3", did: "dev" };
