@@ -10,6 +10,9 @@ describe("bus message bytes", () => {
     const held = { ...msg, payloadUtf8: new TextEncoder().encode(payloadJson) };
     const bytes = encodeBusMessage(held);
     expect(bytes).toEqual(encodeBusMessage(msg));
+    // Bytes unlike the text (never so outside this test) show that the held bytes are what is copied in.
+    const other = `{"text":"${"b".repeat(LARGE_PAYLOAD_CHARS)}"}`;
+    expect(decodeBusMessage(encodeBusMessage({ ...msg, payloadUtf8: new TextEncoder().encode(other) })).payloadJson).toBe(other);
     const back = decodeBusMessage(bytes);
     expect(back.payloadJson).toBe(payloadJson);
     expect(back.payloadUtf8?.buffer).toBe(bytes.buffer); // a view, no copy

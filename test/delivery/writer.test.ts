@@ -55,14 +55,16 @@ for (const kind of storeKinds()) {
       const fresh = await freshStore(kind);
       const w = new DeliveryWriter(fresh.store, 16);
       const payload = `{"text":"${"ü🦩\\\"".repeat(30_000)}"}`;
+      // Bytes that differ from the text (never so outside this test) show which of the two went in.
+      const asBytes = `{"bytes":"${"ü🦩\\\"".repeat(30_000)}"}`;
       const held = (id: bigint, clientId: string): StoreItem => {
         const base = item(id, clientId);
-        return { ...base, row: { ...base.row, payload, payloadUtf8: new TextEncoder().encode(payload) } };
+        return { ...base, row: { ...base.row, payload, payloadUtf8: new TextEncoder().encode(asBytes) } };
       };
       await w.messages.add(held(30n, "C2C.30.1.a")); // alone: the bytes are bound
       await Promise.all([w.messages.add(held(31n, "C2C.31.1.a")), w.messages.add(item(32n, "C2C.32.1.a"))]); // one batch: the text
       const back = await fresh.store.db.select({ id: messages.id, payload: messages.payload }).from(messages).orderBy(messages.id);
-      expect(back).toEqual([{ id: 30n, payload }, { id: 31n, payload }, { id: 32n, payload: "{}" }]);
+      expect(back).toEqual([{ id: 30n, payload: asBytes }, { id: 31n, payload }, { id: 32n, payload: "{}" }]);
       await fresh.dispose();
     });
 

@@ -199,6 +199,12 @@ describe("a payload held as bytes", () => {
       expect(decodeMessagePb(utf8Held)?.payload).toEqual(JSON.parse(payloadJson));
     }
   });
+
+  test("the held bytes are what goes in (bytes unlike the text, never so outside this test, show it)", () => {
+    const msg: ImMessage = { id: "C2C.1.2.a", type: "C2C", from: 3n, to: 4n, payload: undefined, payloadJson: '{"text":"from text"}', msg_type: "text", server_ts: 5 };
+    const held = encodeMessagePb({ ...msg, payloadUtf8: utf8('{"text":"from the bytes"}') });
+    expect(decodeMessagePb(held)?.payload).toEqual({ text: "from the bytes" });
+  });
 });
 
 describe("hand-written ClientAck codec", () => {
