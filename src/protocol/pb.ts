@@ -390,6 +390,9 @@ function readE2ee(r: BinaryReader, end: number, into: E2eeRead | undefined): E2e
 
 const utf8Strict = new TextDecoder("utf-8", { fatal: true });
 
+/** The bytes `utf8Strict` decodes: it drops one leading byte order mark, so the kept bytes must too. */
+const afterBom = (b: Uint8Array): Uint8Array => (b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? b.subarray(3) : b);
+
 /** Payload bytes → value and its JSON text; an encrypted payload may also arrive as bare Base64 text (no JSON text). */
 function payloadValue(bytes: Uint8Array, encrypted: boolean): { value: unknown; json?: string } {
   const text = utf8Strict.decode(bytes);
@@ -482,7 +485,7 @@ export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | un
     if (payload !== undefined && payload.length > 0) {
       const p = payloadValue(payload, encrypted);
       out.payload = p.value;
-      keepPayloadText(out, p.json, payload);
+      keepPayloadText(out, p.json, afterBom(payload));
     }
     if (createdAt !== 0n) out.created_at = Number(createdAt);
     if (serverTs !== 0n) out.server_ts = Number(serverTs);

@@ -246,4 +246,16 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
     expect(quoted.ok && quoted.msg.payloadJson).toBe(`{"text":"${big}","reply_to":{"msg_id":"C2C.9.9.q"}}`);
     expect(quoted.ok && quoted.msg.payloadUtf8).toBeUndefined(); // the bytes no longer describe the payload
   });
+
+  test("protobuf: a payload led by a byte order mark keeps bytes without it, as its text is (no mark stored)", () => {
+    const payloadJson = `{"text":"${big}"}`;
+    const plain = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
+    // The same message with EF BB BF in front of the payload field's bytes (its length prefix grows by 3).
+    const marked = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson: `\uFEFF${payloadJson}`, msg_type: "text", server_ts: 0 });
+    expect(marked.length).toBe(plain.length + 3);
+    const r = validateUplink(decodeMessageBytes(marked)!, ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    expect(r.msg.payloadJson).toBe(payloadJson);
+    expect(new TextDecoder("utf-8", { ignoreBOM: true }).decode(r.msg.payloadUtf8)).toBe(payloadJson);
+  });
 });
