@@ -82,8 +82,14 @@ for (const kind of storeKinds()) {
       ]);
       expect(Number(count![0]!.n)).toBeLessThanOrEqual(3);
       await fresh.store.query(insert, ["4", framed(large)]); // the prepared statement again
+      // Two large byte parameters in one statement, between small ones, twice (described, then prepared).
+      const two = `insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts) values ($1::bigint, $2, 'C2C', 1, 2, $3 || $4, $5)`;
+      await fresh.store.query(two, ["5", framed("C2C.5.1.a"), framed(large), framed(small), 1]);
+      await fresh.store.query(two, ["6", "C2C.6.1.a", framed(large), framed(large), 1]);
       const back = await fresh.store.rows<{ id: bigint | string; payload: string }>(sql`select id, payload from messages order by id`);
-      expect(back.map((r) => [String(r.id), r.payload])).toEqual([["1", large], ["2", small], ["3", small], ["4", large]]);
+      expect(back.map((r) => [String(r.id), r.payload])).toEqual([
+        ["1", large], ["2", small], ["3", small], ["4", large], ["5", large + small], ["6", large + large],
+      ]);
     } finally {
       await fresh.dispose();
     }
