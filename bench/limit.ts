@@ -92,7 +92,15 @@ await scenarioMain(async (cleanup) => {
         P.smallDurationMs + 30_000,
       );
       const l = Histogram.from(r?.hist ? [r.hist] : []).summary();
-      return { small_rate: Number(r?.rate ?? 0), small_p50_ms: round(l.p50_us / 1000, 2), small_p99_ms: round(l.p99_us / 1000, 2), small_max_ms: round(l.max_us / 1000, 2) };
+      // Where a small message waits: up to its SERVER_ACK (uplink, store, commit) or after (push, ack, confirm).
+      const ack = (r as { server_ack?: { p99_us: number } } | undefined)?.server_ack;
+      return {
+        small_rate: Number(r?.rate ?? 0),
+        small_p50_ms: round(l.p50_us / 1000, 2),
+        small_p99_ms: round(l.p99_us / 1000, 2),
+        small_max_ms: round(l.max_us / 1000, 2),
+        ...(ack ? { small_ack_p99_ms: round(ack.p99_us / 1000, 2) } : {}),
+      };
     };
     targets.push({
       name: h.name,
@@ -142,11 +150,15 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`],
+        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`, "its SERVER_ACK p99 ms"],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
           const small = m.clients[0]?.small_p99_ms;
-          return [t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct, round(m.server_rss_kb / 1024, 1), m.client_cpu_pct, small === undefined ? "" : Number(small)];
+          const ack = m.clients[0]?.small_ack_p99_ms;
+          return [
+            t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct,
+            round(m.server_rss_kb / 1024, 1), m.client_cpu_pct, small === undefined ? "" : Number(small), ack === undefined ? "" : Number(ack),
+          ];
         }),
       },
       ...(Object.keys(checks).length
