@@ -6,7 +6,7 @@
  * transport writes it verbatim and the payload object is parsed only if some
  * code reads `payload`.
  */
-import type { ImMessage } from "../model/message.ts";
+import { heldPayloadUtf8, type ImMessage } from "../model/message.ts";
 import { LARGE_PAYLOAD_CHARS, parseJson, stringifyJson } from "../protocol/json.ts";
 
 const NEWLINE = 0x0a;
@@ -46,7 +46,7 @@ export function encodeBusMessage(msg: ImMessage, serverId?: bigint, seq?: bigint
   if (serverId !== undefined) header.sid = serverId.toString();
   if (seq !== undefined) header.seq = seq.toString();
   // JSON text never holds a raw newline, so the first one ends the header.
-  const utf8 = msg.payloadJson !== undefined ? msg.payloadUtf8 : undefined;
+  const utf8 = heldPayloadUtf8(msg);
   if (!utf8) return encoder.encode(`${JSON.stringify(header)}\n${msg.payloadJson ?? stringifyJson(msg.payload)}`);
   // A payload held as bytes is copied once behind the header, not encoded again.
   const head = encoder.encode(`${JSON.stringify(header)}\n`);

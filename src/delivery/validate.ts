@@ -181,11 +181,11 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
     payload: body,
     // A large payload is stored and pushed as it arrived (the decoder kept its text and bytes); others are encoded once here.
     payloadJson: arrived?.text ?? stringifyJson(body),
-    ...(arrived?.utf8 ? { payloadUtf8: arrived.utf8 } : {}),
     msg_type: msgType,
     server_ts: serverTs,
     ...(createdAt !== undefined && createdAt !== null ? { created_at: createdAt } : {}),
     ...(e2ee ? { e2ee } : {}),
   };
+  if (arrived?.utf8) msg.payloadUtf8 = arrived.utf8; // set only on large messages: no spread per message
   return { ok: true, msg };
 }

@@ -1,6 +1,7 @@
 /** Conversions between stored rows and §2.8 messages. */
 import { parseJson, stringifyJson } from "../protocol/json.ts";
 import type { MessageRecord } from "./inbox.ts";
+import { heldPayloadUtf8 } from "../model/message.ts";
 import type { ImMessage } from "./ports.ts";
 import type { StoredRow } from "./writer.ts";
 
@@ -18,7 +19,8 @@ export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
     createdAt: msg.created_at === undefined ? null : stringifyJson(msg.created_at),
     serverTs: msg.server_ts,
   };
-  if (msg.payloadUtf8 && msg.payloadJson !== undefined) row.payloadUtf8 = msg.payloadUtf8;
+  const utf8 = heldPayloadUtf8(msg);
+  if (utf8) row.payloadUtf8 = utf8;
   return row;
 }
 

@@ -50,6 +50,9 @@ export interface ImMessage {
   in_reply_to?: string;
 }
 
+/** The UTF-8 of the message's payload text when the server holds it as bytes (only ever beside that text). */
+export const heldPayloadUtf8 = (msg: ImMessage): Uint8Array | undefined => (msg.payloadJson !== undefined ? msg.payloadUtf8 : undefined);
+
 /**
  * A message on its way out. The transport encodes it at most once per
  * encoding and caches the bytes here, so a fan-out to N devices costs one

@@ -8,7 +8,7 @@
  * with toBinary, round trips through fromBinary and the schema's field list.
  */
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
-import type { ChatType, ClientAck, E2eeMeta, ImMessage } from "../model/message.ts";
+import { heldPayloadUtf8, type ChatType, type ClientAck, type E2eeMeta, type ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
 import { keepPayloadText, MAX_JSON_DEPTH, parseJson, stringifyJson, utf8Length } from "./json.ts";
 
@@ -283,7 +283,7 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
   const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
   const action = msg.action ? utf8Of(msg.action) : undefined;
   // A payload held as bytes (as it arrived) is copied into place, not measured and encoded again.
-  const body = payload ? (msg.payloadJson !== undefined && msg.payloadUtf8) || utf8Of(payload) : undefined;
+  const body = payload ? (heldPayloadUtf8(msg) ?? utf8Of(payload)) : undefined;
   const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
   const created = createdAt ? int64(createdAt) : undefined;
   const z = e2ee ? sizeE2ee(e2ee) : undefined;
