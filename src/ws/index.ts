@@ -60,6 +60,9 @@ export interface WsTransport extends TransportPorts {
 const HANDSHAKE_DEVICE_WINDOW_MS = 10_000;
 const HANDSHAKE_IP_WINDOW_MS = 60_000;
 
+/** The upgrade's answer header per protocol, made once (Bun copies it into the 101 response). */
+const ANSWERS: ReadonlyMap<string, Record<string, string>> = new Map(PROTOCOL_NAMES.map((n) => [n, { "Sec-WebSocket-Protocol": n }]));
+
 export function createWsTransport(services: Services, engineSource: EngineSource): WsTransport {
   const { config, log, now, ids, tokens } = services;
   const liveness = services.accounts.liveness;
@@ -163,7 +166,8 @@ export function createWsTransport(services: Services, engineSource: EngineSource
 
     async upgrade(req, srv) {
       server ??= srv;
-      const ip = srv.requestIP(req)?.address ?? "unknown";
+      // The address only feeds the per-IP counter: not asked for when the throttles are lifted.
+      const ip = throttles.off ? "" : (srv.requestIP(req)?.address ?? "unknown");
       let auth;
       try {
         // Synchronous when the session is known here: the upgrade then happens in this turn.
@@ -187,7 +191,7 @@ export function createWsTransport(services: Services, engineSource: EngineSource
             ctx,
             connectionError(400, "unsupported_protocol", `none of [${neg.offered.join(", ")}] is supported; offer one of ${PROTOCOL_NAMES.join(", ")}`, now()),
           );
-      const headers = neg.answer === undefined ? undefined : { "Sec-WebSocket-Protocol": neg.answer };
+      const headers = neg.answer === undefined ? undefined : (ANSWERS.get(neg.answer) ?? { "Sec-WebSocket-Protocol": neg.answer });
       if (srv.upgrade(req, { data: conn, headers })) return undefined;
       return reject(400, "bad_request", "WebSocket upgrade failed");
     },

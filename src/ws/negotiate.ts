@@ -29,7 +29,12 @@ export function parseOffer(header: string | null | undefined): string[] {
   return out;
 }
 
+/** The answer for each protocol, made once: a client offering exactly one known protocol (the usual case) parses nothing. */
+const ONLY: ReadonlyMap<string, Negotiation> = new Map(PROTOCOL_NAMES.map((name, p) => [name, { ok: true, proto: p as ProtoValue, answer: name }]));
+
 export function negotiate(header: string | null | undefined): Negotiation {
+  const only = header ? ONLY.get(header) : undefined;
+  if (only) return only;
   const offered = parseOffer(header);
   if (offered.length === 0) return { ok: true, proto: Proto.Json, answer: undefined };
   for (let p = 0; p < PROTOCOL_NAMES.length; p++) {

@@ -105,13 +105,21 @@ export class TokenService {
     });
   }
 
+  /** The last header segment that passed the checks below (the same text passes them again). */
+  #acceptedHeader: string | undefined;
+
   /** The claims of a well-formed HS256 JWS signed with our key; undefined for anything else. */
   #signedPayload(token: string): Record<string, unknown> | undefined {
     const dot1 = token.indexOf(".");
     const dot2 = token.indexOf(".", dot1 + 1);
     if (dot1 <= 0 || dot2 <= dot1 + 1 || token.indexOf(".", dot2 + 1) !== -1 || dot2 === token.length - 1) return undefined;
-    const header = jsonObject(token.slice(0, dot1));
-    if (header?.alg !== "HS256" || header.crit !== undefined || header.b64 !== undefined) return undefined;
+    const headerText = token.slice(0, dot1);
+    if (headerText !== this.#acceptedHeader) {
+      const header = jsonObject(headerText);
+      if (header?.alg !== "HS256" || header.crit !== undefined || header.b64 !== undefined) return undefined;
+      // Every token we issue carries the same header: its text decoded once, not per handshake.
+      this.#acceptedHeader = headerText;
+    }
     const sig = base64url(token.slice(dot2 + 1));
     if (sig?.length !== 32) return undefined;
     // node:crypto, not Bun.CryptoHasher: the latter can throw on an OpenSSL error left queued by another operation.
