@@ -1,7 +1,25 @@
 /** Tiny flag parser: `--name value`, `--name=value`, bare `--flag` is true. */
+import { readFileSync } from "node:fs";
+
 export type Args = Record<string, string | boolean>;
 
+/** The flags the scenarios share (bench/lib/scenario.ts), printed under each script's own usage. */
+const COMMON_FLAGS = `Common scenario flags: --smoke, --rounds N, --duration MS, --warmup MS, --ibis off|memory|postgres|both,
+--representative (quiet machine: the result is quotable), --no-report (RESULTS.md not rebuilt; the result file is
+still written). --help prints this without running.`;
+
+/** The leading doc comment of a bench script (its description and usage lines), as plain text. */
+export function usageOf(source: string): string {
+  const m = /^\s*\/\*\*([\s\S]*?)\*\//.exec(source);
+  return m ? m[1]!.split("\n").map((l) => l.replace(/^\s*\* ?/, "")).join("\n").trim() : "";
+}
+
 export function parseArgs(argv: string[] = process.argv.slice(2)): Args {
+  // A bench asked for help prints its usage instead of running (a run takes minutes and writes a result file).
+  if (argv.includes("--help") || argv.includes("-h")) {
+    console.log(`${usageOf(readFileSync(process.argv[1]!, "utf8")) || "no usage text"}\n\n${COMMON_FLAGS}`);
+    process.exit(0);
+  }
   const out: Args = {};
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
