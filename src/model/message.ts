@@ -56,7 +56,8 @@ export const heldPayloadUtf8 = (msg: ImMessage): Uint8Array | undefined => (msg.
 /**
  * A message on its way out. The transport encodes it at most once per
  * encoding and caches the bytes here, so a fan-out to N devices costs one
- * encode per sub-protocol, not N.
+ * encode per sub-protocol, not N (a push with a payload of 1 MiB or more is
+ * encoded into a buffer the node keeps instead: src/protocol/message.ts `largeFrame`).
  */
 export class Outbound {
   /** Encoding cache, owned by the transport (keys: "json", "pb", "v2", …). */

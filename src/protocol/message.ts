@@ -1,10 +1,11 @@
 /**
  * Codecs between `ImMessage` and the wire (spec §2.8, §4.5): JSON text,
  * protobuf (bare on svc-protobuf) and svc.v2 MSG frames. A message is
- * encoded at most once per encoding; the bytes are cached in `Outbound.encoded`.
+ * encoded at most once per encoding; the bytes are cached in `Outbound.encoded`
+ * (a large push excepted: `largeFrame`).
  * The payload convention and the field mapping are in docs/protocol.md.
  */
-import type { ChatType, ClientAck, ImMessage, Outbound } from "../model/message.ts";
+import { heldPayloadUtf8, type ChatType, type ClientAck, type ImMessage, type Outbound } from "../model/message.ts";
 import { FRAME_HEADER_SIZE, FrameType, MAX_FRAME_PAYLOAD, writeFrameHeader } from "./frame.ts";
 import { stringifyJson, utf8 } from "./json.ts";
 import { decodeClientAckPb, decodeMessagePb, encodeClientAckPb, encodeMessagePb, isChatType } from "./pb.ts";
@@ -163,6 +164,53 @@ export function outboundProto(out: Outbound): Encoded {
     out.encoded.pb ??= (out.encoded.v2 as Uint8Array).subarray(FRAME_HEADER_SIZE);
   }
   return out.encoded.pb;
+}
+
+/** A push whose payload the node holds as at least this many bytes is encoded into the one kept buffer (`largeFrame`). */
+export const LARGE_PUSH_BYTES = 1 << 20;
+
+/**
+ * The one buffer large pushes are encoded into, kept between them. A fresh
+ * 16 MiB buffer per push cost ~4,100 page faults, ~9 ms of blocked event
+ * loop, where writing into pages already mapped costs ~2 ms
+ * (bench/alloc-faults.ts, bench/FINDINGS.md 2026-11-26 night).
+ */
+let largeBuffer = new Uint8Array(0);
+/** Grown by doubling (up to one largest frame), so pushes of rising sizes do not map a new buffer each. */
+const takeLarge = (size: number): Uint8Array =>
+  largeBuffer.length >= size
+    ? largeBuffer
+    : (largeBuffer = new Uint8Array(Math.max(size, Math.min(largeBuffer.length * 2, FRAME_HEADER_SIZE + MAX_FRAME_PAYLOAD))));
+
+/** Which message the kept buffer holds (weakly: a delivered message is not kept alive by it), and its bytes. */
+let largeHolds: { out: WeakRef<Outbound>; frame: Uint8Array } | undefined;
+
+/**
+ * svc.v2 frame or bare protobuf of a message with a large held payload,
+ * written into the kept buffer: valid only until another message's
+ * `largeFrame`, so the caller sends it at once (Bun copies what the socket does
+ * not take) and it is never cached on the Outbound. The same message asked
+ * for again meanwhile (the next device of a fan-out, svc.v2 or svc-protobuf)
+ * is not encoded again; a retry after another large push is (a copy into
+ * mapped pages). undefined for every other message (the cached encodings),
+ * and for one protobuf or the frame cannot hold.
+ */
+export function largeFrame(out: Outbound, form: "v2" | "pb"): Uint8Array | undefined {
+  const held = heldPayloadUtf8(out.msg);
+  if (!held || held.length < LARGE_PUSH_BYTES) return undefined;
+  let frame = largeHolds?.out.deref() === out ? largeHolds.frame : undefined;
+  if (!frame) {
+    try {
+      frame = encodeMessagePb(out.msg, FRAME_HEADER_SIZE, takeLarge);
+    } catch {
+      return undefined; // no protobuf form: the JSON text, as `encodeBinary` answers
+    }
+    const len = frame.length - FRAME_HEADER_SIZE;
+    if (len <= MAX_FRAME_PAYLOAD) writeFrameHeader(frame, 0, msgFrameType(out.msg.type), 0, len);
+    largeHolds = { out: new WeakRef(out), frame };
+  }
+  if (form === "pb") return frame.subarray(FRAME_HEADER_SIZE);
+  return frame.length - FRAME_HEADER_SIZE > MAX_FRAME_PAYLOAD ? undefined : frame;
 }
 
 /** svc.v2: protobuf inside a MSG frame, flags 0; the JSON text when protobuf (or the frame) cannot hold it. */

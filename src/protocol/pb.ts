@@ -260,12 +260,14 @@ function writeE2ee(o: Out, e: E2eeMeta, z: E2eeSized): void {
 }
 
 /**
- * Encodes a Message, leaving `reserve` zero bytes in front (room for a frame
+ * Encodes a Message, leaving `reserve` bytes in front (room for a frame
  * header). The payload field holds the UTF-8 of the payload's JSON text
  * (`payloadJson` when present, copied from `payloadUtf8` when held). Throws when the message has no protobuf form:
  * a type or msg_type outside the enums, an id outside sint64, e2ee_ver outside int32.
+ * `alloc` gives the buffer to write into (at least the size asked for; the answer is a view of exactly the
+ * message): a large push encodes into one buffer kept for that (src/protocol/message.ts `largeFrame`).
  */
-export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
+export function encodeMessagePb(msg: ImMessage, reserve = 0, alloc: (size: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
   const type = own(DIRECTION, msg.type);
   if (type === undefined) throw new TypeError(`type ${msg.type} has no protobuf form`);
   const msgType = own(MSG_TYPE, msg.msg_type ?? "");
@@ -301,7 +303,9 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0): Uint8Array {
     (z ? bytesField(10, z.size) : 0) +
     (reply !== undefined ? bytesField(11, lengthOf(reply)) : 0);
 
-  const o = new Out(new Uint8Array(reserve + size), reserve);
+  const total = reserve + size;
+  const into = alloc(total);
+  const o = new Out(into.length === total ? into : into.subarray(0, total), reserve);
   if (id !== undefined) o.byte(KEY(MESSAGE_FIELDS.id, Bytes)), o.string(msg.id, id);
   if (type) o.byte(KEY(MESSAGE_FIELDS.type, Varint)), o.uint(type);
   if (from) o.byte(KEY(MESSAGE_FIELDS.from, Varint)), o.varint(from);

@@ -5,7 +5,7 @@
  */
 import type { ServerWebSocket } from "bun";
 import type { Outbound, SendOutcome, Session } from "../delivery/ports.ts";
-import { outboundJson, outboundProto, outboundV2Frame } from "../protocol/message.ts";
+import { largeFrame, outboundJson, outboundProto, outboundV2Frame } from "../protocol/message.ts";
 import { Proto, type ProtoValue } from "./negotiate.ts";
 
 /** Shared by every connection of a transport (one pointer per socket). */
@@ -101,13 +101,27 @@ export class Conn implements Session {
   send(out: Outbound): SendOutcome {
     if (this.closing) return "closed";
     switch (this.proto) {
-      case Proto.V2:
-        return this.write(outboundV2Frame(out));
-      case Proto.Protobuf:
-        return this.write(outboundProto(out));
+      case Proto.V2: {
+        const large = largeFrame(out, "v2");
+        return large ? this.#writeNow(large) : this.write(outboundV2Frame(out));
+      }
+      case Proto.Protobuf: {
+        const large = largeFrame(out, "pb");
+        return large ? this.#writeNow(large) : this.write(outboundProto(out));
+      }
       default:
         return this.write(outboundJson(out));
     }
+  }
+
+  /**
+   * A frame in a buffer that is written again after this returns (a large
+   * push, `largeFrame`): what this socket gathered goes first, then this
+   * frame at once; Bun copies what the socket does not take.
+   */
+  #writeNow(data: Uint8Array): SendOutcome {
+    this.flush();
+    return this.closing ? "closed" : this.#sendNow(data);
   }
 
   /**

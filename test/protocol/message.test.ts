@@ -5,6 +5,7 @@ import { type ImMessage, Outbound } from "../../src/delivery/ports.ts";
 import { MessageSchema, MsgDirection } from "../../src/gen/ibis/v2/message_pb.ts";
 import { FrameType, MAX_FRAME_PAYLOAD, decodeFrame, DOWNLINK_FRAME_TYPES } from "../../src/protocol/frame.ts";
 import { parseJson, utf8 } from "../../src/protocol/json.ts";
+import { encodeMessagePb } from "../../src/protocol/pb.ts";
 import {
   clientAckProto,
   clientAckText,
@@ -12,6 +13,8 @@ import {
   decodeProtoMessage,
   isClientAckPayload,
   isProtoClientAck,
+  LARGE_PUSH_BYTES,
+  largeFrame,
   messageJson,
   messageProto,
   msgFrameType,
@@ -314,5 +317,50 @@ describe("Outbound encodings", () => {
     const v2 = outboundV2Frame(out);
     expect(typeof v2).toBe("string");
     expect((v2 as string).length).toBeGreaterThan(MAX_FRAME_PAYLOAD);
+  });
+});
+
+describe("large pushes from the kept buffer (largeFrame)", () => {
+  const held = (text: string): ImMessage => {
+    const payloadJson = JSON.stringify({ text });
+    return { id: c2cId, type: "C2C", from: ALICE, to: BOB, msg_type: "text", payload: undefined, payloadJson, payloadUtf8: utf8(payloadJson), server_ts: TS };
+  };
+
+  test("the same bytes as the cached encodings, never cached, the buffer written again by the next message", () => {
+    const a = new Outbound(held("a".repeat(LARGE_PUSH_BYTES + 10)));
+    const b = new Outbound(held("b".repeat(LARGE_PUSH_BYTES)));
+    const aV2 = outboundV2Frame(new Outbound(a.msg)) as Uint8Array;
+    const frameA = largeFrame(a, "v2")!;
+    expect(frameA).toEqual(aV2);
+    // The next device of the same push: the bytes in the buffer, not a second encode (svc-protobuf: past the header).
+    expect(largeFrame(a, "v2")).toBe(frameA);
+    const pbA = largeFrame(a, "pb")!;
+    expect(pbA.buffer).toBe(frameA.buffer);
+    expect(pbA).toEqual(outboundProto(new Outbound(a.msg)) as Uint8Array);
+    expect(a.encoded).toEqual({});
+    const frameB = largeFrame(b, "v2")!;
+    expect(frameB.buffer).toBe(frameA.buffer); // one buffer: a frame is good until another message's (sent at once)
+    expect(frameB).toEqual(outboundV2Frame(new Outbound(b.msg)) as Uint8Array);
+    // a's frame is overwritten (why a large frame is sent at once, never gathered: test/ws/session.test.ts);
+    // asked for again (a retry), a is encoded again.
+    expect(frameA).not.toEqual(aV2);
+    expect(largeFrame(a, "v2")).toEqual(aV2);
+  });
+
+  test("only for a payload held as at least LARGE_PUSH_BYTES bytes", () => {
+    const small = held("a".repeat(LARGE_PUSH_BYTES - 100));
+    expect(largeFrame(new Outbound(small), "v2")).toBeUndefined();
+    const text = held("a".repeat(LARGE_PUSH_BYTES));
+    expect(largeFrame(new Outbound({ ...text, payloadUtf8: undefined }), "v2")).toBeUndefined(); // text only: cached path
+  });
+
+  test("encodeMessagePb into a larger, dirty buffer answers exactly the message", () => {
+    const msg = held("x".repeat(300));
+    const dirty = new Uint8Array(4096).fill(0xee);
+    const into = encodeMessagePb(msg, 9, () => dirty);
+    const plain = encodeMessagePb(msg, 9);
+    expect(into.buffer).toBe(dirty.buffer);
+    expect(into.subarray(9)).toEqual(plain.subarray(9));
+    expect(into.length).toBe(plain.length);
   });
 });

@@ -297,6 +297,41 @@ describe("session rules [pglite]", () => {
     }
   });
 
+  test("large pushes are written from one kept buffer and sent at once: back to back, between small frames, each arrives intact and in order", async () => {
+    const { node } = await startWsNode("pglite");
+    try {
+      for (const proto of ["svc.v2", "svc-protobuf"] as const) {
+        const u = await createUser(node, `lp-${proto}`);
+        const c = await connect(node, u, { protocols: [proto] });
+        const session = await sessionOf(node, u);
+        const small = (id: string) => new Outbound({ id, type: "S2C", from: null, to: u.userId, action: "x", payload: { n: 1 }, server_ts: 1 });
+        // A payload held as bytes (as the decoder keeps a large uplink's), 2 MiB: past LARGE_PUSH_BYTES.
+        const large = (id: string, letter: string) => {
+          const payloadJson = `{"text":"${letter.repeat(2 * 1024 * 1024)}"}`;
+          return new Outbound({ id, type: "C2C", from: 7n, to: u.userId, msg_type: "text", payload: undefined, payloadJson, payloadUtf8: utf8(payloadJson), server_ts: 2 });
+        };
+        const a = large("C2C.2.1.a", "a");
+        // Outside a message callback: the small frames are gathered, the large ones go at once after what was
+        // gathered. Sent from the kept buffer, they would arrive as two copies of the last one if either waited.
+        expect(session.send(small("S2C.1.1.s"))).toBe("sent");
+        expect(session.send(a)).not.toBe("closed");
+        expect(session.send(large("C2C.3.1.b", "b"))).not.toBe("closed");
+        expect(session.send(small("S2C.4.1.s"))).toBe("sent");
+        expect(a.encoded).toEqual({}); // never cached: the buffer is written again by the next large push
+        const got: { id: string; text?: string }[] = [];
+        for (let i = 0; i < 4; i++) {
+          const m = await c.nextMessage(() => true, 10_000);
+          got.push({ id: m.id, text: (m.payload as { text?: string } | undefined)?.text?.slice(0, 3) });
+          if (m.type === "C2C") expect((m.payload as { text: string }).text).toBe(m.id.endsWith("a") ? "a".repeat(2 * 1024 * 1024) : "b".repeat(2 * 1024 * 1024));
+        }
+        expect(got.map((g) => g.id)).toEqual(["S2C.1.1.s", "C2C.2.1.a", "C2C.3.1.b", "S2C.4.1.s"]);
+        await c.close();
+      }
+    } finally {
+      await node.stop();
+    }
+  });
+
   test("slow consumer: a dropped send disconnects with 4004 and unregisters the session", async () => {
     const { node, engine } = await startWsNode("pglite", { wsBackpressureLimit: 1024 });
     const u = await createUser(node, "slow");
