@@ -200,6 +200,7 @@ export function largeFrame(out: Outbound, form: "v2" | "pb"): Uint8Array | undef
   if (!held || held.length < LARGE_PUSH_BYTES) return undefined;
   let frame = largeHolds?.out.deref() === out ? largeHolds.frame : undefined;
   if (!frame) {
+    largeHolds = undefined; // the buffer is about to be written: it holds no one until this encode is complete
     try {
       frame = encodeMessagePb(out.msg, FRAME_HEADER_SIZE, takeLarge);
     } catch {
