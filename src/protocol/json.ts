@@ -159,9 +159,6 @@ export function memberSpan(text: string, key: string): { start: number; text: st
   }
 }
 
-/** `memberSpan`'s text alone. */
-export const memberText = (text: string, key: string): string | undefined => memberSpan(text, key)?.text;
-
 function skipSpace(t: string, i: number): number {
   for (;;) {
     const c = t.charCodeAt(i);

@@ -146,14 +146,22 @@ function encodeBinary(out: Outbound): void {
     out.encoded.pb = out.encoded.v2 = outboundJson(out);
     return;
   }
-  const len = buf.length - FRAME_HEADER_SIZE;
-  if (len > MAX_FRAME_PAYLOAD) {
+  if (framedInPlace(buf, out.msg.type)) out.encoded.v2 = buf;
+  else {
     out.encoded.pb = buf.subarray(FRAME_HEADER_SIZE);
     out.encoded.v2 = outboundJson(out);
-  } else {
-    writeFrameHeader(buf, 0, msgFrameType(out.msg.type), 0, len);
-    out.encoded.v2 = buf;
   }
+}
+
+/**
+ * Writes the svc.v2 MSG header into the room `encodeMessagePb` left in front
+ * of the protobuf; false (nothing written) when a frame cannot hold it.
+ */
+function framedInPlace(buf: Uint8Array, type: string): boolean {
+  const len = buf.length - FRAME_HEADER_SIZE;
+  if (len > MAX_FRAME_PAYLOAD) return false;
+  writeFrameHeader(buf, 0, msgFrameType(type), 0, len);
+  return true;
 }
 
 /** Bare protobuf (svc-protobuf); the JSON text when the message has no protobuf form. */
@@ -183,7 +191,7 @@ const takeLarge = (size: number): Uint8Array =>
     : (largeBuffer = new Uint8Array(Math.max(size, Math.min(largeBuffer.length * 2, FRAME_HEADER_SIZE + MAX_FRAME_PAYLOAD))));
 
 /** Which message the kept buffer holds (weakly: a delivered message is not kept alive by it), and its bytes. */
-let largeHolds: { out: WeakRef<Outbound>; frame: Uint8Array } | undefined;
+let largeHolds: { out: WeakRef<Outbound>; frame: Uint8Array; framed: boolean } | undefined;
 
 /**
  * svc.v2 frame or bare protobuf of a message with a large held payload,
@@ -198,20 +206,19 @@ let largeHolds: { out: WeakRef<Outbound>; frame: Uint8Array } | undefined;
 export function largeFrame(out: Outbound, form: "v2" | "pb"): Uint8Array | undefined {
   const held = heldPayloadUtf8(out.msg);
   if (!held || held.length < LARGE_PUSH_BYTES) return undefined;
-  let frame = largeHolds?.out.deref() === out ? largeHolds.frame : undefined;
-  if (!frame) {
+  let holds = largeHolds?.out.deref() === out ? largeHolds : undefined;
+  if (!holds) {
     largeHolds = undefined; // the buffer is about to be written: it holds no one until this encode is complete
+    let frame: Uint8Array;
     try {
       frame = encodeMessagePb(out.msg, FRAME_HEADER_SIZE, takeLarge);
     } catch {
       return undefined; // no protobuf form: the JSON text, as `encodeBinary` answers
     }
-    const len = frame.length - FRAME_HEADER_SIZE;
-    if (len <= MAX_FRAME_PAYLOAD) writeFrameHeader(frame, 0, msgFrameType(out.msg.type), 0, len);
-    largeHolds = { out: new WeakRef(out), frame };
+    holds = largeHolds = { out: new WeakRef(out), frame, framed: framedInPlace(frame, out.msg.type) };
   }
-  if (form === "pb") return frame.subarray(FRAME_HEADER_SIZE);
-  return frame.length - FRAME_HEADER_SIZE > MAX_FRAME_PAYLOAD ? undefined : frame;
+  if (form === "pb") return holds.frame.subarray(FRAME_HEADER_SIZE);
+  return holds.framed ? holds.frame : undefined;
 }
 
 /** svc.v2: protobuf inside a MSG frame, flags 0; the JSON text when protobuf (or the frame) cannot hold it. */

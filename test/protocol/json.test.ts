@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { MAX_JSON_DEPTH, memberText, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
+import { MAX_JSON_DEPTH, memberSpan, parseJson, parseJsonBytes, stringifyJson, tryParseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("JSON codec: exact 64-bit integers", () => {
   test.each([
@@ -54,20 +54,20 @@ describe("JSON codec: edges", () => {
   });
 });
 
-describe("memberText: a top-level member's source text", () => {
+describe("memberSpan: a top-level member's source text", () => {
   test("property: parses to the member JSON.parse gives, whatever the formatting", () => {
     const obj = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 3 }), { maxKeys: 5 });
     fc.assert(
       fc.property(obj, fc.jsonValue({ maxDepth: 3 }), fc.constantFrom(0, 1, "\t", " \n "), fc.nat(5), (rest, payload, indent, at) => {
-        // Keys JSON writes with escapes are left to the parser (memberText answers undefined): plain keys here.
+        // Keys JSON writes with escapes are left to the parser (memberSpan answers undefined): plain keys here.
         const keys = Object.keys(rest).filter((k) => k !== "payload" && !JSON.stringify(k).includes("\\"));
         const entries: [string, unknown][] = keys.map((k) => [k, rest[k]]);
         entries.splice(Math.min(at, entries.length), 0, ["payload", payload]);
         const text = JSON.stringify(Object.fromEntries(entries), null, indent as never);
-        const got = memberText(text, "payload");
+        const got = memberSpan(text, "payload")?.text;
         expect(got).toBeDefined();
         expect(JSON.parse(got!)).toEqual(JSON.parse(text).payload);
-        expect(memberText(text, "absent-key")).toBeUndefined();
+        expect(memberSpan(text, "absent-key")?.text).toBeUndefined();
       }),
       { numRuns: 400 },
     );
@@ -79,13 +79,13 @@ describe("memberText: a top-level member's source text", () => {
     ['{ "payload" : -1.5e3 , "y":true}', "-1.5e3"],
     ['{"payload":"\\\\"}', '"\\\\"'],
   ])("%s", (text, want) => {
-    expect(memberText(text, "payload")).toBe(want);
+    expect(memberSpan(text, "payload")?.text).toBe(want);
   });
 
   test("duplicates and escaped keys are left to the parser", () => {
-    expect(memberText('{"payload":1,"payload":2}', "payload")).toBeUndefined();
-    expect(memberText('{"pay\\u006coad":1}', "payload")).toBeUndefined();
-    expect(memberText("{}", "payload")).toBeUndefined();
+    expect(memberSpan('{"payload":1,"payload":2}', "payload")?.text).toBeUndefined();
+    expect(memberSpan('{"pay\\u006coad":1}', "payload")?.text).toBeUndefined();
+    expect(memberSpan("{}", "payload")?.text).toBeUndefined();
   });
 });
 
