@@ -1,14 +1,17 @@
 /**
  * alloc-faults: what a fresh large allocation costs the event loop. The
- * uplink of a 16 MiB JSON message makes two fresh 16 MiB strings (the frame's
- * text and, from JSON.parse, the payload's): this repeats the same three steps
- * a node takes (Bun's copy of the frame, the UTF-8 decode, the parse) and
- * prints, per step, wall ms, minor page faults and system-CPU ms, split into
+ * uplink of a 16 MiB JSON message made two fresh 16 MiB strings (the frame's
+ * text and, from JSON.parse, the payload's): this repeats the steps a node
+ * takes (Bun's copy of the frame, the UTF-8 decode, the parse) beside the
+ * parse the uplink does now (`parseJsonSharing`: the payload string a slice of
+ * the text, no fresh 16 MiB) and prints, per step, wall ms, minor page faults
+ * and system-CPU ms, split into
  * the iterations that got fresh pages and those that reused freed ones
  * (bench/FINDINGS.md, issue 19: the decode block is mostly page faults).
  *
  *   bun bench/alloc-faults.ts [--mib 16] [--n 24]
  */
+import { parseJsonSharing } from "../src/protocol/json-sharing.ts";
 import { num, parseArgs } from "./lib/args.ts";
 import { median } from "./lib/stats.ts";
 
@@ -23,7 +26,7 @@ interface Sample {
   faults: number;
   sysMs: number;
 }
-const steps: Record<string, Sample[]> = { copy: [], decode: [], parse: [] };
+const steps: Record<string, Sample[]> = { copy: [], decode: [], parse: [], "parse, sharing": [] };
 
 function step(name: string, f: () => unknown): unknown {
   const r0 = process.resourceUsage();
@@ -40,6 +43,8 @@ for (let i = 0; i < n; i++) {
   const copy = step("copy", () => frame.slice()) as Uint8Array;
   const text = step("decode", () => decoder.decode(copy)) as string;
   held = [step("parse", () => JSON.parse(text)), ...held].slice(0, 2); // a message or two alive, as on a node
+  // What the uplink does now: the payload string is a slice of the frame's text, not a fresh copy.
+  held = [step("parse, sharing", () => parseJsonSharing(text)), ...held].slice(0, 2);
   await Bun.sleep(20); // the next message comes later (the allocator may give the memory back meanwhile)
 }
 

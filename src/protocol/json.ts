@@ -159,7 +159,8 @@ export function memberSpan(text: string, key: string): { start: number; text: st
   }
 }
 
-function skipSpace(t: string, i: number): number {
+/** The index of the first character at or after `i` that is not JSON whitespace. */
+export function skipSpace(t: string, i: number): number {
   for (;;) {
     const c = t.charCodeAt(i);
     if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;

@@ -46,15 +46,23 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 }
 
 /**
+ * How a message's JSON text is parsed (`parseJson`'s contract). The server's
+ * uplink passes `parseJsonSharing` (json-sharing.ts: a large payload's string
+ * is not copied); the client SDK decodes with the default and does not
+ * bundle it.
+ */
+export type JsonParse = (text: string, maxDepth?: number) => unknown;
+
+/**
  * Lenient decode of a binary business message (svc.v2 MSG payload,
  * svc-protobuf message): a UTF-8 JSON object first, else a protobuf Message.
  * undefined when neither (→ ERROR payload_decode_failed on svc.v2).
  */
-export function decodeMessageBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
+export function decodeMessageBytes(bytes: Uint8Array, parse: JsonParse = parseJson): Record<string, unknown> | undefined {
   if (looksLikeJsonObject(bytes)) {
     try {
       const text = utf8Text(bytes);
-      const value = parseJson(text, MAX_JSON_DEPTH);
+      const value = parse(text, MAX_JSON_DEPTH);
       if (isObject(value)) return withPayloadText(value, text, bytes);
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
@@ -93,10 +101,11 @@ export function messageIdInBytes(bytes: Uint8Array): string | undefined {
 /** A text business message (svc-json / text): JSON object, else why not (S2C invalid_json / invalid_message). */
 export function decodeMessageText(
   text: string,
+  parse: JsonParse = parseJson,
 ): { ok: true; raw: Record<string, unknown> } | { ok: false; reason: "invalid_json" | "invalid_message" } {
   let value: unknown;
   try {
-    value = parseJson(text, MAX_JSON_DEPTH);
+    value = parse(text, MAX_JSON_DEPTH);
   } catch {
     return { ok: false, reason: "invalid_json" };
   }

@@ -8,6 +8,7 @@
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
 import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
+import { parseJsonSharing } from "../protocol/json-sharing.ts";
 import {
   decodeAck,
   decodeAckText,
@@ -81,7 +82,7 @@ function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: b
   if (ack !== undefined) return onAck(d, conn, ack, framed);
   if (bytes.length > d.msgMaxBytes) return tooLarge(d, conn, bytes.length, messageIdInBytes(bytes));
   if (!allowed(d, conn, bytes.length)) return rateLimited(d, conn, messageIdInBytes(bytes));
-  const raw = decodeMessageBytes(bytes);
+  const raw = decodeMessageBytes(bytes, parseJsonSharing);
   if (raw) return onRaw(d, conn, raw);
   d.log.warn("ws: undecodable message", { conn: conn.connId, len: bytes.length });
   if (framed) conn.write(errorFrame("payload_decode_failed"));
@@ -95,7 +96,7 @@ function onText(d: UplinkDeps, conn: Conn, text: string): void {
   const size = text.length * 3 <= d.msgMaxBytes ? text.length : Buffer.byteLength(text);
   if (size > d.msgMaxBytes) return tooLarge(d, conn, size, messageIdInText(text));
   if (!allowed(d, conn, size)) return rateLimited(d, conn, messageIdInText(text));
-  const r = decodeMessageText(text);
+  const r = decodeMessageText(text, parseJsonSharing);
   if (r.ok) return onRaw(d, conn, r.raw);
   const content = r.reason === "invalid_json" ? "message is not valid JSON" : "message is not a JSON object";
   d.tell(conn, r.reason, { content }, messageIdInText(text));

@@ -166,6 +166,36 @@ describe("svc.v2 frames over a real socket [pglite]", () => {
     await stillUsable();
   });
 
+  test("large JSON messages reach the engine exactly on svc.v2 and svc-json: long plain strings, escaped ones; a bad one is still refused", async () => {
+    // The uplink parses large texts with parseJsonSharing (long plain strings as slices of the frame's text).
+    const payload = {
+      text: "plain ".repeat(20_000),
+      note: 'é\n"\\😀'.repeat(5_000),
+      parts: ["p".repeat(9_000), { deep: "d".repeat(9_000), n: 1 }],
+      [`k${"k".repeat(5_000)}`]: "key long, value short",
+    };
+    const ann = await createUser(node, "ann-1");
+    const j = await connect(node, ann, { protocols: ["svc-json"] });
+    try {
+      const viaFrame = { ...c2c(alice.userId, 5n), payload };
+      const viaText = { ...c2c(ann.userId, 5n), payload };
+      c.send(viaFrame);
+      j.send(viaText);
+      expect((await c.nextMessage((m) => m.in_reply_to === viaFrame.id, 20_000)).type).toBe("C2C_SERVER_ACK");
+      expect((await j.nextMessage((m) => m.in_reply_to === viaText.id, 20_000)).type).toBe("C2C_SERVER_ACK");
+      for (const id of [viaFrame.id, viaText.id]) expect(engine.messages.find((m) => m.raw.id === id)!.raw.payload).toEqual(payload);
+
+      // A raw control character inside a long string: not JSON (nor protobuf) on svc.v2, invalid_json on svc-json.
+      const bad = messageJson({ ...c2c(alice.userId, 5n), payload: { text: `${"x".repeat(70_000)}\u0001` } }).replace("\\u0001", "\u0001");
+      c.sendRaw(encodeFrame(FrameType.MsgC2C, utf8(bad)));
+      expect(await c.next(isError("payload_decode_failed"), 20_000)).toEqual({ kind: "error", reason: "payload_decode_failed" });
+      j.sendRaw(bad.replace(`"from":${alice.userId}`, `"from":${ann.userId}`));
+      expect((await j.nextAction("invalid_json")).payload).toMatchObject({ content: "message is not valid JSON" });
+    } finally {
+      await j.close();
+    }
+  });
+
   test("protobuf business message in MSG_C2S (not an ack) goes to the engine", async () => {
     const m: ImMessage = { id: newMessageId("C2S"), type: "C2S", from: alice.userId, to: 1000n, msg_type: "text", payload: { text: "bot?", topic_id: 1 }, server_ts: 0 };
     c.sendRaw(encodeFrame(FrameType.MsgC2S, messageProto(m)));
