@@ -20,7 +20,7 @@ import { measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients, type RunningServer } from "./lib/proc.ts";
 import { alternate, medianRound, ratios } from "./lib/rounds.ts";
 import { baseline, common, finish, nodePeer, scenarioMain } from "./lib/scenario.ts";
-import { round } from "./lib/stats.ts";
+import { round, sum } from "./lib/stats.ts";
 import { frame, getSeq, HEADER, pingFrame, setSeq, T } from "./lib/wire.ts";
 
 const c = common();
@@ -142,6 +142,12 @@ await scenarioMain(async (cleanup) => {
     c.notes,
   );
   const mbps = (r: Round) => Number(r.clients[0]?.mb_per_s ?? 0);
+  // The server's minor page faults per large frame, as MiB of fresh memory (4 KiB pages): copies into memory
+  // just mapped cost the event loop ~2 µs a page (bench/alloc-faults.ts). Ibis' figure includes the small stream's.
+  const freshMibPerFrame = (r: Round) => {
+    const frames = sum(r.clients.map((x) => Number(x.rate) * Number(x.seconds ?? 0)));
+    return frames ? round((r.server_minor_faults * 4) / 1024 / frames, 1) : "";
+  };
   const rr = ratios(rounds, "bun-echo", mbps);
   finish("limit", c, {
     params: { ...P, frame_bytes: FRAME },
@@ -150,14 +156,14 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`, "its SERVER_ACK p99 ms"],
+        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "fresh MiB per frame", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`, "its SERVER_ACK p99 ms"],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
           const small = m.clients[0]?.small_p99_ms;
           const ack = m.clients[0]?.small_ack_p99_ms;
           return [
             t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct,
-            round(m.server_rss_kb / 1024, 1), m.client_cpu_pct, small === undefined ? "" : Number(small), ack === undefined ? "" : Number(ack),
+            round(m.server_rss_kb / 1024, 1), freshMibPerFrame(m), m.client_cpu_pct, small === undefined ? "" : Number(small), ack === undefined ? "" : Number(ack),
           ];
         }),
       },

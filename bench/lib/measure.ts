@@ -1,5 +1,5 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
-import { cpuMeter, rssKb } from "./procstat.ts";
+import { cpuMeter, minorFaults, rssKb } from "./procstat.ts";
 import { round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
@@ -17,6 +17,8 @@ export interface Round {
   latency: Percentiles;
   server_cpu_pct: number;
   server_rss_kb: number;
+  /** Minor page faults of the server(s) during the round: pages of fresh memory touched. */
+  server_minor_faults: number;
   client_cpu_pct: number;
   /** Every client's result without its histogram (the merged one is `hist`). */
   clients: Omit<ClientResult, "hist">[];
@@ -26,14 +28,17 @@ export interface Round {
 /** Runs one round's clients while metering the server process(es). */
 export async function measure(serverPids: number[], run: () => Promise<ClientResult[]>): Promise<Round> {
   const meters = serverPids.map(cpuMeter);
+  const faults0 = sum(serverPids.map(minorFaults));
   const results = await run();
   const cpu = meters.map((m) => m().cpu_pct);
+  const faults = sum(serverPids.map(minorFaults)) - faults0;
   const h = Histogram.from(results.flatMap((r) => (r.hist ? [r.hist] : [])));
   return {
     rate: round(sum(results.map((r) => r.rate)), 1),
     latency: h.summary(),
     server_cpu_pct: round(sum(cpu), 1),
     server_rss_kb: sum(serverPids.map(rssKb)),
+    server_minor_faults: faults,
     client_cpu_pct: round(sum(results.map((r) => r.client_cpu_pct)), 1),
     clients: results.map(({ hist: _h, ...rest }) => rest),
     hist: h.snapshot(),

@@ -39,11 +39,24 @@ export function cpuMsOfCommand(comm: string): number {
 }
 
 function cpuMsOne(pid: number): number {
+  return ((statField(pid, 14) + statField(pid, 15)) * 1000) / HZ; // utime + stime
+}
+
+/**
+ * Minor page faults of a process tree so far, from /proc/<pid>/stat (0 when
+ * gone): each is a page of fresh memory touched, so their growth over a
+ * round tells how much new memory the server took per message (4 KiB each).
+ */
+export function minorFaults(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + statField(p, 10), 0);
+}
+
+/** Field `n` (1-based, as proc(5) numbers them, n ≥ 3) of /proc/<pid>/stat, as a number (0 when gone). */
+function statField(pid: number, n: number): number {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses: split after the last ')'.
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return ((Number(f[11]) + Number(f[12])) * 1000) / HZ; // fields 14 and 15 of stat
+    return Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[n - 3]);
   } catch {
     return 0;
   }
