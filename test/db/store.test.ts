@@ -96,6 +96,49 @@ for (const kind of storeKinds()) {
   });
 }
 
+test("a large parameter goes to PostgreSQL's socket in slices: what one connection is asked meanwhile waits behind it, in order; a connection killed mid-write is replaced [postgres]", async () => {
+  const db = await freshPostgresDatabase();
+  // One connection: every query below shares its socket, so the small ones are asked while the large one is still going out.
+  const store = await openStore({ url: db.url, poolSize: 1, migrate: false });
+  const admin = await openStore({ url: db.url, poolSize: 1, migrate: false });
+  try {
+    const insert = `insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts) values ($1::bigint, 'C2C.' || $1::text || '.1.a', 'C2C', 1, 2, $2, 1)`;
+    // Far past what the kernel takes at once on loopback: the driver writes a slice, waits for the drain, writes the next.
+    const large = (c: string) => new TextEncoder().encode(JSON.stringify({ t: c.repeat(12 << 20) }));
+    const a = large("a");
+    const b = large("b");
+    const done = await Promise.all([
+      store.query(insert, ["1", a]),
+      store.query(insert, ["2", '{"t":"small"}']),
+      store.query(insert, ["3", b]),
+      store.query<{ n: bigint | number | string }>("select count(*) as n from messages", []),
+      store.query(insert, ["4", '{"t":"last"}']),
+    ]);
+    expect(Number(done[3]![0]!.n)).toBe(3); // asked after 1, 2 and 3 on the same connection: it sees all of them
+    const back = await store.rows<{ id: bigint | string; n: number; head: string }>(
+      sql`select id, length(payload) as n, left(payload, 7) as head from messages order by id`,
+    );
+    expect(back.map((r) => [String(r.id), Number(r.n), r.head])).toEqual([
+      ["1", a.length, '{"t":"a'], ["2", 13, '{"t":"s'], ["3", b.length, '{"t":"b'], ["4", 12, '{"t":"l'],
+    ]);
+
+    // Killed while a large write is under way: the write fails, and the store answers again on a new connection
+    // (nothing of the old socket's queue is left to hold the new one's writes).
+    const [me] = await store.rows<{ pid: number }>(sql`select pg_backend_pid() as pid`);
+    const doomed = store.query(insert, ["5", large("c")]).then(() => "stored", () => "failed"); // PostgreSQL resets a socket it had not read
+    await admin.rows(sql`select pg_terminate_backend(${me!.pid})`);
+    expect(["stored", "failed"]).toContain(await doomed);
+    let ok = false;
+    for (let i = 0; i < 50 && !ok; i++) ok = await store.ping();
+    expect(ok).toBe(true);
+    await store.query(insert, ["6", '{"t":"after"}']);
+    expect((await store.rows<{ id: bigint | string }>(sql`select id from messages where id = 6`)).length).toBe(1);
+  } finally {
+    await Promise.all([store.close(), admin.close()]);
+    await db.drop();
+  }
+}, 60_000);
+
 for (const kind of storeKinds()) {
   test(`message bodies: lz4 where the server has it, pglz otherwise; both store and read a 1 MiB payload [${kind}]`, async () => {
     const fresh = await freshStore(kind);
