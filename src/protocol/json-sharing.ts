@@ -13,9 +13,11 @@ const NOT_VERBATIM = /[\x00-\x1f\\]/;
 /**
  * Parses JSON text like `parseJson`, but in a large text (`LARGE_PAYLOAD_CHARS`)
  * a long string value written without escapes comes back as a slice of
- * `text` (JSC shares the slice's memory) instead of the copy JSON.parse makes. A 16 MiB message's payload string
- * is then not a second fresh 16 MiB allocation: ~4,100 page faults and
- * ~9 ms of a blocked event loop each (bench/alloc-faults.ts).
+ * `text` (JSC shares the slice's memory) instead of the copy JSON.parse
+ * makes. A 16 MiB message's payload string is then not a second fresh 16 MiB
+ * allocation: ~4,100 page faults and ~9 ms of a blocked event loop each
+ * (bench/alloc-faults.ts). The walk over the text's strings is linear (each
+ * backslash is counted once, for the quote after it).
  *
  * Such strings are swapped for short placeholders (`\u0000<nonce>:<n>`)
  * before the parse and put back after it. The text parsed differs from
@@ -56,7 +58,7 @@ function closingQuote(t: string, open: number): number {
   return -1;
 }
 
-/** Puts the shared strings back where their placeholders were parsed (depth is bounded by the parse). */
+/** Puts the shared strings back where their placeholders were parsed (recursion as deep as the value: the uplink's parse bounds it). */
 function restoreShared(v: unknown, prefix: string, shared: readonly string[]): unknown {
   if (typeof v === "string") {
     if (!v.startsWith(prefix)) return v;
