@@ -5,9 +5,9 @@
  * takes (Bun's copy of the frame, the UTF-8 decode, the parse) beside the
  * parse the uplink does now (`parseJsonSharing`: the payload string a slice of
  * the text, no fresh 16 MiB) and prints, per step, wall ms, minor page faults
- * and system-CPU ms, split into
- * the iterations that got fresh pages and those that reused freed ones
- * (bench/FINDINGS.md, issue 19: the decode block is mostly page faults).
+ * and system-CPU ms, split into the iterations that got fresh pages and those
+ * that reused freed ones (bench/FINDINGS.md, issue 19: the decode block is
+ * mostly page faults).
  *
  *   bun bench/alloc-faults.ts [--mib 16] [--n 24]
  */

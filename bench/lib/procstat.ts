@@ -39,7 +39,8 @@ export function cpuMsOfCommand(comm: string): number {
 }
 
 function cpuMsOne(pid: number): number {
-  return ((statField(pid, 14) + statField(pid, 15)) * 1000) / HZ; // utime + stime
+  const f = statFields(pid);
+  return f ? ((Number(f[14 - 3]) + Number(f[15 - 3])) * 1000) / HZ : 0; // utime + stime
 }
 
 /**
@@ -48,17 +49,20 @@ function cpuMsOne(pid: number): number {
  * round tells how much new memory the server took per message (4 KiB each).
  */
 export function minorFaults(pid: number): number {
-  return tree(pid).reduce((sum, p) => sum + statField(p, 10), 0);
+  return tree(pid).reduce((sum, p) => sum + Number(statFields(p)?.[10 - 3] ?? 0), 0);
 }
 
-/** Field `n` (1-based, as proc(5) numbers them, n ≥ 3) of /proc/<pid>/stat, as a number (0 when gone). */
-function statField(pid: number, n: number): number {
+/**
+ * The fields of /proc/<pid>/stat from the third on (field n of proc(5) at
+ * index n − 3), undefined when the process is gone.
+ */
+function statFields(pid: number): string[] | undefined {
   try {
     const s = readFileSync(`/proc/${pid}/stat`, "utf8");
     // The command name may hold spaces and parentheses: split after the last ')'.
-    return Number(s.slice(s.lastIndexOf(")") + 2).split(" ")[n - 3]);
+    return s.slice(s.lastIndexOf(")") + 2).split(" ");
   } catch {
-    return 0;
+    return undefined;
   }
 }
 

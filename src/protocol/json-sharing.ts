@@ -3,7 +3,7 @@
  * large messages). Apart from json.ts: only the server needs it, and the
  * browser SDK bundles json.ts.
  */
-import { LARGE_PAYLOAD_CHARS, parseJson, skipSpace } from "./json.ts";
+import { LARGE_PAYLOAD_CHARS, parseJson, skipSpace, stringEnd } from "./json.ts";
 
 /** String values at least this long are candidates for `parseJsonSharing` (shorter ones cost little to copy). */
 const SHARED_STRING_CHARS = 4096;
@@ -31,8 +31,10 @@ export function parseJsonSharing(text: string, maxDepth?: number): unknown {
   const shared: string[] = [];
   let from = 0;
   for (let open = text.indexOf('"'); open >= 0; ) {
-    const close = closingQuote(text, open);
-    if (close < 0) break; // unterminated: JSON.parse says so
+    const close = stringEnd(text, open) - 1;
+    // Unterminated: JSON.parse says so. (A text ending in an escaped quote reads as closed here; its body holds the
+    // backslash, so it is not swapped.)
+    if (text.charCodeAt(close) !== 0x22) break;
     if (close - open > SHARED_STRING_CHARS && text.charCodeAt(skipSpace(text, close + 1)) !== 0x3a /* ":": a key */) {
       const value = text.slice(open + 1, close);
       if (!NOT_VERBATIM.test(value)) {
@@ -46,16 +48,6 @@ export function parseJsonSharing(text: string, maxDepth?: number): unknown {
   if (shared.length === 0) return parseJson(text, maxDepth);
   parts.push(text.slice(from));
   return restoreShared(parseJson(parts.join(""), maxDepth), `\u0000${nonce}`, shared);
-}
-
-/** `open` at an opening quote: the index of its closing quote, or -1 when there is none. */
-function closingQuote(t: string, open: number): number {
-  for (let q = t.indexOf('"', open + 1); q >= 0; q = t.indexOf('"', q + 1)) {
-    let slashes = 0;
-    while (t.charCodeAt(q - 1 - slashes) === 0x5c) slashes++;
-    if (slashes % 2 === 0) return q;
-  }
-  return -1;
 }
 
 /** Puts the shared strings back where their placeholders were parsed (recursion as deep as the value: the uplink's parse bounds it). */

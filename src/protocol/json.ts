@@ -168,8 +168,8 @@ export function skipSpace(t: string, i: number): number {
   }
 }
 
-/** `i` at an opening quote: the index just past its closing quote. */
-function stringEnd(t: string, i: number): number {
+/** `i` at an opening quote: the index just past its closing quote (the text's length when there is none). */
+export function stringEnd(t: string, i: number): number {
   for (let q = t.indexOf('"', i + 1); ; q = t.indexOf('"', q + 1)) {
     if (q < 0) return t.length; // unterminated: never on text that parsed
     let slashes = 0;
