@@ -39,7 +39,7 @@ describe("chat page in Chromium", () => {
     node = await startTestNode("pglite", { loginPerIp: 10_000, handshakePerIp: 10_000 });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ["--no-sandbox", "--disable-background-networking"] });
     mkdirSync(ARTIFACTS, { recursive: true });
-  });
+  }, 60_000); // Chromium starts slowly on a loaded machine
   afterAll(async () => {
     await browser?.close();
     await node?.stop();

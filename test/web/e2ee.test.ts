@@ -40,7 +40,7 @@ describe("E2EE in Chromium", () => {
     await page.goto(`http://127.0.0.1:${server.port}/`);
     await page.addScriptTag({ content: await e2eeBundle(), type: "module" });
     await page.waitForFunction("globalThis.ibisE2ee !== undefined");
-  });
+  }, 60_000); // Chromium starts slowly on a loaded machine
   afterAll(async () => {
     await browser?.close();
     server?.stop(true);
