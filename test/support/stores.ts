@@ -17,18 +17,18 @@ const TEMPLATE_FILE = join(CACHE_DIR, `pglite-${schemaHash}.tar`);
 
 let pgliteTemplate: Promise<Blob> | undefined;
 
-/**
- * A migrated PGlite data directory, dumped once and cached on disk by schema
- * hash: initdb (~5 s, ~1 GB) runs once per schema, not once per suite.
- */
-/** The PGlite client under a PGlite store (its internals, for tests that look at them). */
 /** PostgreSQL's plan for `q` (EXPLAIN), one line per node: what the plan tests match. */
 export async function explainPlan(store: Store, q: SQL): Promise<string> {
   return (await store.rows<{ "QUERY PLAN": string }>(sql`explain ${q}`)).map((r) => r["QUERY PLAN"]).join("\n");
 }
 
+/** The PGlite client under a PGlite store (its internals, for tests that look at them). */
 export const pgliteClient = <C = PGlite>(store: Store): C => (store.db as unknown as { $client: C }).$client;
 
+/**
+ * A migrated PGlite data directory, dumped once and cached on disk by schema
+ * hash: initdb (~5 s, ~1 GB) runs once per schema, not once per suite.
+ */
 export function pgliteTemplateBlob(): Promise<Blob> {
   pgliteTemplate ??= (async () => {
     if (existsSync(TEMPLATE_FILE)) return new Blob([readFileSync(TEMPLATE_FILE)]);
