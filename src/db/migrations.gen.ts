@@ -189,15 +189,5 @@ export const migrations: readonly EmbeddedMigration[] = [
     "statements": [
       "-- Nothing reads messages by server_ts alone (the conversation list uses the per-side C2C indexes, prune and\n-- offline pulls the time-ordered id): one index fewer on every message insert.\nDROP INDEX IF EXISTS \"messages_server_ts_idx\";"
     ]
-  },
-  {
-    "tag": "0014_brin_message_idx",
-    "hash": "6be90e68b3f7dc71c699fb1ea26db69dca5a556632bda2e60c8288967d1b6765",
-    "statements": [
-      "DROP INDEX \"delivery_mark_message_idx\";",
-      "DROP INDEX \"inbox_message_idx\";",
-      "CREATE INDEX \"delivery_mark_message_idx\" ON \"delivery_mark\" USING brin (\"message_id\");",
-      "CREATE INDEX \"inbox_message_idx\" ON \"inbox\" USING brin (\"message_id\");"
-    ]
   }
 ];

@@ -388,16 +388,9 @@ export class InboxReader {
     });
   }
 
-  /**
-   * Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered.
-   * The inbox and mark rows are found through BRIN indexes on message_id: their page ranges filled since the
-   * last run are summarised first (autovacuum would do it, but may be off), else each run reads them all.
-   */
+  /** Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered. */
   async prune(beforeMs: number): Promise<number> {
     const floor = idFloorForTime(beforeMs);
-    await this.store.db.execute(
-      sql`select brin_summarize_new_values('inbox_message_idx'::regclass), brin_summarize_new_values('delivery_mark_message_idx'::regclass)`,
-    );
     return this.store.db.transaction(async (tx) => {
       await tx.delete(deliveryMarks).where(lt(deliveryMarks.messageId, floor));
       await tx.delete(inbox).where(lt(inbox.messageId, floor));

@@ -14,9 +14,7 @@ export const inbox = pgTable(
     userId: id("user_id").notNull(),
     messageId: id("message_id").notNull(),
   },
-  // message_id alone serves only the retention prune (`message_id < floor`, src/delivery/inbox.ts): a BRIN index
-  // (ids are time-ordered and rows arrive nearly in id order) costs no B-tree descent per inserted row.
-  (t) => [primaryKey({ columns: [t.userId, t.messageId] }), index("inbox_message_idx").using("brin", t.messageId)],
+  (t) => [primaryKey({ columns: [t.userId, t.messageId] }), index("inbox_message_idx").on(t.messageId)],
 );
 
 /** Per-device delivery marks: this device acknowledged this message (batched writes). */
@@ -27,8 +25,7 @@ export const deliveryMarks = pgTable(
     deviceId: text("device_id").notNull(),
     messageId: id("message_id").notNull(),
   },
-  // As inbox_message_idx: for the prune only, BRIN.
-  (t) => [primaryKey({ columns: [t.userId, t.deviceId, t.messageId] }), index("delivery_mark_message_idx").using("brin", t.messageId)],
+  (t) => [primaryKey({ columns: [t.userId, t.deviceId, t.messageId] }), index("delivery_mark_message_idx").on(t.messageId)],
 );
 
 /**
