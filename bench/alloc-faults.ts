@@ -3,22 +3,28 @@
  * uplink of a 16 MiB JSON message made two fresh 16 MiB strings (the frame's
  * text and, from JSON.parse, the payload's): this repeats the steps a node
  * takes (Bun's copy of the frame, the UTF-8 decode, the parse) beside the
- * parse the uplink does now (`parseJsonSharing`: the payload string a slice of
- * the text, no fresh 16 MiB) and prints, per step, wall ms, minor page faults
+ * parse a text frame gets (`parseJsonSharing`: the payload string a slice of
+ * the text, no fresh 16 MiB) and the read a binary frame gets now
+ * (`parseJsonBytesSharing`: no text at all, the payload checked in place and
+ * validated as the uplink validates it) and prints, per step, wall ms, minor page faults
  * and system-CPU ms, split into the iterations that got fresh pages and those
  * that reused freed ones (bench/FINDINGS.md, issue 19: the decode block is
  * mostly page faults).
  *
  *   bun bench/alloc-faults.ts [--mib 16] [--n 24]
  */
-import { parseJsonSharing } from "../src/protocol/json-sharing.ts";
+import { validateUplink } from "../src/delivery/validate.ts";
+import { parseJsonSharing, readLargeMessage } from "../src/protocol/json-sharing.ts";
+import { decodeMessageBytes } from "../src/protocol/uplink.ts";
 import { num, parseArgs } from "./lib/args.ts";
 import { median } from "./lib/stats.ts";
 
 const args = parseArgs();
 const mib = num(args, "mib", 16);
 const n = num(args, "n", 24);
-const frame = new TextEncoder().encode(JSON.stringify({ id: "C2C.1.2.r", type: "C2C", to: 5, payload: { text: "x".repeat(mib * 1024 * 1024 - 100) } }));
+const frame = new TextEncoder().encode(
+  JSON.stringify({ id: "C2C.1.2.r", type: "C2C", from: 4, to: 5, msg_type: "text", payload: { text: "x".repeat(mib * 1024 * 1024 - 200) } }),
+);
 const decoder = new TextDecoder("utf-8", { fatal: true });
 
 interface Sample {
@@ -26,7 +32,7 @@ interface Sample {
   faults: number;
   sysMs: number;
 }
-const steps: Record<string, Sample[]> = { copy: [], decode: [], parse: [], "parse, sharing": [] };
+const steps: Record<string, Sample[]> = { copy: [], decode: [], parse: [], "parse, sharing": [], "bytes, in place + validate": [] };
 
 function step(name: string, f: () => unknown): unknown {
   const r0 = process.resourceUsage();
@@ -45,6 +51,8 @@ for (let i = 0; i < n; i++) {
   held = [step("parse", () => JSON.parse(text)), ...held].slice(0, 2); // a message or two alive, as on a node
   // What the uplink does now: the payload string is a slice of the frame's text, not a fresh copy.
   held = [step("parse, sharing", () => parseJsonSharing(text)), ...held].slice(0, 2);
+  // What a binary frame's uplink does now: no text; the payload's string stays in the frame's bytes.
+  held = [step("bytes, in place + validate", () => validateUplink(decodeMessageBytes(copy, parseJsonSharing, readLargeMessage)!, 4n, 1)), ...held].slice(0, 2);
   await Bun.sleep(20); // the next message comes later (the allocator may give the memory back meanwhile)
 }
 

@@ -6,7 +6,7 @@
  * transport writes it verbatim and the payload object is parsed only if some
  * code reads `payload`.
  */
-import { heldPayloadUtf8, type ImMessage } from "../model/message.ts";
+import { heldPayloadUtf8, holdPayloadUtf8, type ImMessage } from "../model/message.ts";
 import { LARGE_PAYLOAD_CHARS, parseJson, stringifyJson } from "../protocol/json.ts";
 
 const NEWLINE = 0x0a;
@@ -66,24 +66,24 @@ export function decodeBusDelivery(bytes: Uint8Array): { msg: ImMessage; serverId
   if (cut < 0) throw new Error("bus message without header");
   const h = JSON.parse(decoder.decode(bytes.subarray(0, cut))) as Header;
   const payloadBytes = bytes.subarray(cut + 1);
-  const payloadJson = decoder.decode(payloadBytes);
+  const large = payloadBytes.length >= LARGE_PAYLOAD_CHARS;
   const msg: ImMessage = {
     id: h.id,
     type: h.type,
     from: h.from === null ? null : BigInt(h.from),
     to: BigInt(h.to),
     payload: undefined,
-    payloadJson,
+    payloadJson: large ? undefined : decoder.decode(payloadBytes),
     server_ts: h.server_ts,
   };
-  if (payloadBytes.length >= LARGE_PAYLOAD_CHARS) msg.payloadUtf8 = payloadBytes; // pushed as bytes, not encoded again
+  if (large) holdPayloadUtf8(msg, payloadBytes); // pushed as bytes, not encoded again; its text made only if asked for
   let parsed = false;
   let payload: unknown;
   Object.defineProperty(msg, "payload", {
     enumerable: true,
     get: () => {
       if (!parsed) {
-        payload = parseJson(payloadJson);
+        payload = parseJson(msg.payloadJson!);
         parsed = true;
       }
       return payload;

@@ -7,6 +7,7 @@
 import { z } from "zod";
 import { toId } from "../ids/tsid.ts";
 import { payloadSourceOf, stringifyJson } from "../protocol/json.ts";
+import { holdPayloadUtf8 } from "../model/message.ts";
 import { parseMessageId } from "./msg-id.ts";
 import type { ChatType, E2eeMeta, ImMessage } from "./ports.ts";
 
@@ -157,9 +158,11 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
 
   let e2ee: E2eeMeta | undefined;
   const payload = raw.payload;
+  const source = payloadSourceOf(raw);
   if (notEncrypted(raw.e2ee)) {
     if (!isObject(payload)) return bad("payload: must be an object (a Base64 string only when e2ee is set)");
-    const issue = payloadIssue(msgType, shape, payload, type === "C2S");
+    // A payload whose long strings are still bytes is checked on its stand-in (answers the same; no string made).
+    const issue = payloadIssue(msgType, shape, (source?.standIn as Obj | undefined) ?? payload, type === "C2S");
     if (issue !== undefined) return bad(issue);
   } else {
     const e = E2EE.safeParse(raw.e2ee);
@@ -172,20 +175,20 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
 
   // reply_to (quote map) travels inside a plain payload so it is stored with it; never in_reply_to.
   const body = raw.reply_to && isObject(payload) && payload.reply_to === undefined ? { ...payload, reply_to: raw.reply_to } : payload;
-  const arrived = body === payload ? payloadSourceOf(raw) : undefined;
+  const arrived = body === payload ? source : undefined;
   const msg: ImMessage & { type: Exclude<ChatType, "S2C"> } = {
     id: idText,
     type,
     from,
     to,
     payload: body,
-    // A large payload is stored and pushed as it arrived (the decoder kept its text and bytes); others are encoded once here.
-    payloadJson: arrived?.text ?? stringifyJson(body),
+    // A large payload is stored and pushed as it arrived (the decoder kept its text, its bytes or both); others are encoded once here.
+    payloadJson: arrived ? arrived.text : stringifyJson(body),
     msg_type: msgType,
     server_ts: serverTs,
     ...(createdAt !== undefined && createdAt !== null ? { created_at: createdAt } : {}),
     ...(e2ee ? { e2ee } : {}),
   };
-  if (arrived?.utf8) msg.payloadUtf8 = arrived.utf8; // set only on large messages: no spread per message
+  if (arrived?.utf8) holdPayloadUtf8(msg, arrived.utf8); // set only on large messages: no spread per message
   return { ok: true, msg };
 }

@@ -6,6 +6,7 @@ import type { ImMessage } from "./ports.ts";
 import type { StoredRow } from "./writer.ts";
 
 export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
+  const utf8 = heldPayloadUtf8(msg);
   const row: StoredRow = {
     id: serverId,
     clientId: msg.id,
@@ -14,13 +15,16 @@ export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
     toId: msg.to,
     msgType: msg.msg_type ?? "",
     action: msg.action ?? "",
-    payload: msg.payloadJson ?? stringifyJson(msg.payload),
+    payload: utf8 ? "" : (msg.payloadJson ?? stringifyJson(msg.payload)),
     e2ee: msg.e2ee ? stringifyJson(msg.e2ee) : null,
     createdAt: msg.created_at === undefined ? null : stringifyJson(msg.created_at),
     serverTs: msg.server_ts,
   };
-  const utf8 = heldPayloadUtf8(msg);
-  if (utf8) row.payloadUtf8 = utf8;
+  if (utf8) {
+    // Bound as bytes; the text only if a batch of several needs it (the message's own, decoded once if at all).
+    row.payloadUtf8 = utf8;
+    Object.defineProperty(row, "payload", { enumerable: true, get: () => msg.payloadJson });
+  }
   return row;
 }
 

@@ -303,7 +303,8 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
   for (const item of unique) {
     const r = item.row;
     const id = r.id.toString();
-    const row = [id, r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", r.payload, r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs)];
+    const payload = one && r.payloadUtf8 ? null : r.payload; // bound as its bytes below: its text is not read
+    const row = [id, r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", payload, r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs)];
     for (let c = 0; c < MESSAGE_COLUMNS; c++) cols[c]!.push(row[c]!);
     for (const u of item.inbox) {
       boxUsers.push(u.toString());
@@ -375,7 +376,7 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
 }
 
 /** What a queued message holds in memory, about (its stored texts). */
-const itemBytes = (i: StoreItem): number => i.row.payload.length + (i.row.e2ee?.length ?? 0);
+const itemBytes = (i: StoreItem): number => (i.row.payloadUtf8?.length ?? i.row.payload.length) + (i.row.e2ee?.length ?? 0);
 
 /**
  * Whose earlier batches a message's acknowledgement and push wait for: its

@@ -50,8 +50,44 @@ export interface ImMessage {
   in_reply_to?: string;
 }
 
-/** The UTF-8 of the message's payload text when the server holds it as bytes (only ever beside that text). */
-export const heldPayloadUtf8 = (msg: ImMessage): Uint8Array | undefined => (msg.payloadJson !== undefined ? msg.payloadUtf8 : undefined);
+/**
+ * The UTF-8 of the message's payload text when the server holds it as bytes
+ * (only ever beside that text, or beside `holdPayloadUtf8`'s accessor for it,
+ * which this does not call).
+ */
+export function heldPayloadUtf8(msg: ImMessage): Uint8Array | undefined {
+  const utf8 = msg.payloadUtf8;
+  if (utf8 === undefined) return undefined;
+  const text = Object.getOwnPropertyDescriptor(msg, "payloadJson");
+  return text && (text.get !== undefined || text.value !== undefined) ? utf8 : undefined;
+}
+
+const payloadDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
+
+/**
+ * Holds a large payload as its UTF-8 bytes (a view of the frame it came in,
+ * already checked to be valid UTF-8). Without a text for them yet,
+ * `payloadJson` becomes an accessor that decodes the bytes when first read:
+ * the store and the binary pushes take the bytes, so a 16 MiB payload
+ * becomes a string only for a consumer that needs one (a JSON-text push, a
+ * bot).
+ */
+export function holdPayloadUtf8(msg: ImMessage, utf8: Uint8Array): void {
+  msg.payloadUtf8 = utf8;
+  if (msg.payloadJson !== undefined) return;
+  const settle = (value: string | undefined) =>
+    Object.defineProperty(msg, "payloadJson", { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(msg, "payloadJson", {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      const text = payloadDecoder.decode(utf8);
+      settle(text);
+      return text;
+    },
+    set: settle,
+  });
+}
 
 /**
  * A message on its way out. The transport encodes it at most once per

@@ -1,9 +1,11 @@
 /**
- * A large JSON text parsed without copying its long strings (the uplink of
- * large messages). Apart from json.ts: only the server needs it, and the
- * browser SDK bundles json.ts.
+ * Large JSON read without copying its long strings (the uplink of large
+ * messages): from a text (`parseJsonSharing`) or from UTF-8 bytes without
+ * making the text at all (`parseJsonBytesSharing`). Apart from json.ts: only
+ * the server needs it, and the browser SDK bundles json.ts.
  */
-import { LARGE_PAYLOAD_CHARS, parseJson, skipSpace, stringEnd } from "./json.ts";
+import { isUtf8 } from "node:buffer";
+import { keepPayloadBytes, keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberSpan, parseJson, skipSpace, stringEnd, utf8Length } from "./json.ts";
 
 /** String values at least this long are candidates for `parseJsonSharing` (shorter ones cost little to copy). */
 const SHARED_STRING_CHARS = 4096;
@@ -71,3 +73,261 @@ function restoreShared(v: unknown, prefix: string, shared: readonly string[]): u
   }
   return o;
 }
+
+// ---- from bytes ------------------------------------------------------------------
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COLON = 0x3a;
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const loose = new TextDecoder("utf-8", { ignoreBOM: true });
+/** A string whose value no validation rule could tell from a placeholder's (see `BytesJson.standIn`) starts otherwise. */
+const READ_BY_RULES = /^[\s\d-]/;
+
+/** JSON read from UTF-8 bytes by `parseJsonBytesSharing`. */
+export interface BytesJson {
+  /**
+   * The parsed value, equal to what `parseJson` makes of the decoded bytes.
+   * Long strings under the top-level member named by `lazyUnder` are
+   * accessor members that decode their bytes when first read; no string of
+   * the whole text is made.
+   */
+  readonly value: unknown;
+  /**
+   * The `lazyUnder` member parsed once more with those strings as short
+   * placeholders (`\u0000…`), when there are any: what validation reads
+   * without decoding them. Only strings that start with neither whitespace,
+   * a digit nor `-` are left as placeholders, so every rule a message's
+   * payload is checked by (a string, non-empty, a number or an id written as
+   * a string, trimmed) answers for a placeholder as for the string it
+   * stands for; the Base64 rule applies to a top-level payload string, which
+   * is always decoded.
+   */
+  readonly standIn?: unknown;
+  /** The text parsed: the bytes decoded, with the long strings as placeholders. */
+  readonly text: string;
+  /** Whether a placeholder sits in `text` between these two indexes. */
+  sharesWithin(from: number, to: number): boolean;
+  /** The byte offset of an index of `text` outside placeholders. */
+  byteAt(index: number): number;
+}
+
+/** The index of the quote that closes the string opened at `open`, or -1 (escaped quotes skipped; each backslash counted once). */
+function closingQuote(b: Uint8Array, open: number): number {
+  for (let q = b.indexOf(QUOTE, open + 1); q >= 0; q = b.indexOf(QUOTE, q + 1)) {
+    let slashes = 0;
+    while (b[q - 1 - slashes] === BACKSLASH) slashes++;
+    if (slashes % 2 === 0) return q;
+  }
+  return -1;
+}
+
+function skipSpaceBytes(b: Uint8Array, i: number): number {
+  for (;;) {
+    const c = b[i];
+    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
+    i++;
+  }
+}
+
+/**
+ * Whether bytes [from, to) hold neither a backslash nor a control character
+ * (below 0x20): a string body JSON reads verbatim. Four bytes at a time (the
+ * classic "has a byte less than n" and "has a zero byte" word tests, exact as
+ * yes/no answers): a per-byte loop over 16 MiB blocks the event loop for
+ * 9–16 ms, this one for ~3.6 (`bun bench/alloc-faults.ts`).
+ */
+export function verbatimBytes(b: Uint8Array, from: number, to: number): boolean {
+  let i = from;
+  const base = b.byteOffset;
+  for (; i < to && ((base + i) & 3) !== 0; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c === BACKSLASH) return false;
+  }
+  const words = (to - i) >>> 2;
+  if (!wordsVerbatim(new Uint32Array(b.buffer, base + i, words))) return false;
+  for (i += words * 4; i < to; i++) {
+    const c = b[i]!;
+    if (c < 0x20 || c === BACKSLASH) return false;
+  }
+  return true;
+}
+
+/** `verbatimBytes` over whole words: 64 at a time, one branch each (the loop the JIT makes fastest). */
+function wordsVerbatim(w: Uint32Array): boolean {
+  const n = w.length;
+  for (let k = 0; k < n; k += 64) {
+    let found = 0;
+    const end = Math.min(k + 64, n);
+    for (let j = k; j < end; j++) {
+      const x = w[j]!;
+      const y = x ^ 0x5c5c5c5c;
+      found |= ((x - 0x20202020) & ~x) | ((y - 0x01010101) & ~y);
+    }
+    if (found & 0x80808080) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses UTF-8 JSON like `parseJson(strictUtf8(bytes))` (same values, the
+ * same texts refused: a TypeError for invalid UTF-8, a SyntaxError for
+ * invalid JSON) without decoding the whole text: a long string value written
+ * without escapes is checked in place (valid UTF-8, no control character, no
+ * backslash) and parsed as a placeholder. Under the top-level member
+ * `lazyUnder` (a message's payload) such strings stay in the bytes until
+ * read; anywhere else they are decoded at once. A 16 MiB message is then
+ * not a 16 MiB string (the frame's text: 13–18 ms of fresh pages on the
+ * event loop), nor, until someone reads it, its payload's.
+ */
+export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string, maxDepth?: number): BytesJson {
+  const nonce = `${Math.random().toString(36).slice(2)}:`;
+  const parts: string[] = [];
+  // Decoded pieces of the bytes, in order: where each starts in `text` and in the bytes.
+  const pieces: Piece[] = [];
+  const shared: { at: number; from: number; to: number }[] = [];
+  let length = 0;
+  let from = 0;
+  const piece = (to: number) => {
+    const text = strict.decode(bytes.subarray(from, to));
+    pieces.push({ at: length, from, bytes: to - from, text });
+    parts.push(text);
+    length += text.length;
+  };
+  for (let open = bytes.indexOf(QUOTE); open >= 0; ) {
+    const close = closingQuote(bytes, open);
+    if (close < 0) break; // unterminated: JSON.parse says so
+    if (
+      close - open > SHARED_STRING_CHARS &&
+      bytes[skipSpaceBytes(bytes, close + 1)] !== COLON && // a key
+      verbatimBytes(bytes, open + 1, close) &&
+      isUtf8(bytes.subarray(open + 1, close))
+    ) {
+      piece(open + 1);
+      const mark = `\\u0000${nonce}${shared.length}`;
+      shared.push({ at: length, from: open + 1, to: close });
+      parts.push(mark);
+      length += mark.length;
+      from = close;
+    }
+    open = bytes.indexOf(QUOTE, close + 1);
+  }
+  piece(bytes.length);
+  const text = parts.join("");
+  const value = parseJson(text, maxDepth);
+  if (shared.length === 0) return { value, text, sharesWithin: () => false, byteAt: (i) => byteAt(pieces, i) };
+
+  const decoded: (string | undefined)[] = [];
+  const decode = (n: number) => (decoded[n] ??= strict.decode(bytes.subarray(shared[n]!.from, shared[n]!.to)));
+  const prefix = `\u0000${nonce}`;
+  const indexOf = (v: unknown): number => {
+    if (typeof v !== "string" || !v.startsWith(prefix)) return -1;
+    const n = Number(v.slice(prefix.length));
+    return Number.isInteger(n) && n < shared.length ? n : -1;
+  };
+  const lazyOk = (n: number) => !READ_BY_RULES.test(loose.decode(bytes.subarray(shared[n]!.from, shared[n]!.from + 4)));
+  let anyLazy = false;
+  // mode "value": lazy ones become accessors; "standIn": they stay placeholders; both decode the others.
+  const walk = (v: unknown, lazy: boolean, mode: "value" | "standIn"): unknown => {
+    const n = indexOf(v);
+    if (n >= 0) return decode(n);
+    if (typeof v !== "object" || v === null) return v;
+    const o = v as Record<string, unknown>;
+    for (const k of Array.isArray(v) ? v.keys() : Object.keys(o)) {
+      const before = o[k as never];
+      const m = indexOf(before);
+      if (lazy && m >= 0 && lazyOk(m)) {
+        anyLazy = true;
+        if (mode === "value") lazyMember(o, k, () => decode(m));
+        continue;
+      }
+      const after = m >= 0 ? decode(m) : walk(before, lazy, mode);
+      // defineProperty: a "__proto__" member is an own property here, and assigning it would set the prototype.
+      if (after !== before) Object.defineProperty(o, k, { value: after, writable: true, enumerable: true, configurable: true });
+    }
+    return o;
+  };
+  const top = (v: unknown, mode: "value" | "standIn"): unknown => {
+    if (typeof v !== "object" || v === null || Array.isArray(v)) return walk(v, false, mode);
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const before = o[k];
+      const after = walk(before, k === lazyUnder, mode);
+      if (after !== before) Object.defineProperty(o, k, { value: after, writable: true, enumerable: true, configurable: true });
+    }
+    return o;
+  };
+  const result = top(value, "value");
+  const standIn = anyLazy ? (top(parseJson(text, maxDepth), "standIn") as Record<string, unknown>)[lazyUnder] : undefined;
+  return {
+    value: result,
+    ...(anyLazy ? { standIn } : {}),
+    text,
+    sharesWithin: (a, b) => shared.some((s) => s.at >= a && s.at < b),
+    byteAt: (i) => byteAt(pieces, i),
+  };
+}
+
+/** A member that decodes its string when first read, then holds it (assigning replaces it with a plain value). */
+function lazyMember(o: Record<string, unknown> | unknown[], k: string | number, read: () => string): void {
+  const settle = (value: unknown) => Object.defineProperty(o, k, { value, writable: true, enumerable: true, configurable: true });
+  Object.defineProperty(o, k, {
+    enumerable: true,
+    configurable: true,
+    get: () => {
+      const s = read();
+      settle(s);
+      return s;
+    },
+    set: settle,
+  });
+}
+
+/** A decoded run of the bytes: where it starts in the parsed text and in the bytes, its byte length and text. */
+interface Piece {
+  readonly at: number;
+  readonly from: number;
+  readonly bytes: number;
+  readonly text: string;
+}
+
+function byteAt(pieces: readonly Piece[], index: number): number {
+  let p = pieces[0]!;
+  for (const q of pieces) {
+    if (q.at > index) break;
+    p = q;
+  }
+  const chars = index - p.at;
+  // All ASCII when the lengths agree (strictly decoded: every other character takes more bytes than units).
+  return p.from + (p.bytes === p.text.length ? chars : utf8Length(p.text.slice(0, chars)));
+}
+
+/**
+ * The uplink's read of a large JSON message from its bytes (uplink.ts
+ * `decodeMessageBytes`): `parseJsonBytesSharing` with the payload's long
+ * strings left in the bytes, bounded in depth; undefined when the JSON is not
+ * an object.
+ */
+export function readLargeMessage(bytes: Uint8Array): Record<string, unknown> | undefined {
+  const r = parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH);
+  const v = r.value;
+  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
+  return withPayloadBytes(v as Record<string, unknown>, r, bytes);
+}
+
+/**
+ * `withPayloadText` (uplink.ts) for a message read from its bytes: the payload's bytes as
+ * a view of the frame and, when none of its long strings was left in the
+ * bytes, its text; otherwise the text is made only when someone asks for it
+ * (the stored and pushed forms are the bytes), and validation reads the
+ * stand-in (`BytesJson.standIn`).
+ */
+function withPayloadBytes(msg: Record<string, unknown>, r: BytesJson, bytes: Uint8Array): Record<string, unknown> {
+  const span = memberSpan(r.text, "payload");
+  if (!span) return msg; // encoded again by validation (absent, repeated, or an escaped key)
+  const end = span.start + span.text.length;
+  const utf8 = bytes.subarray(r.byteAt(span.start), r.byteAt(end));
+  if (!r.sharesWithin(span.start, end)) return keepPayloadText(msg, span.text, utf8);
+  return keepPayloadBytes(msg, utf8, r.standIn);
+}
+

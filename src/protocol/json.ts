@@ -102,10 +102,16 @@ export function stringifyJson(value: unknown): string {
 export const LARGE_PAYLOAD_CHARS = 64 * 1024;
 const PAYLOAD_TEXT = Symbol("payload JSON text as it arrived");
 
-/** A large payload's JSON text as it arrived and, when known, its UTF-8 bytes (a view of the frame). */
+/**
+ * A large payload as it arrived: its JSON text, its UTF-8 bytes (a view of
+ * the frame) or both. Read from bytes with long strings left in them
+ * (`keepPayloadBytes`), there is no text, and `standIn` is what validation
+ * reads instead of the payload (json-sharing.ts `BytesJson.standIn`).
+ */
 export interface PayloadSource {
-  readonly text: string;
+  readonly text?: string;
   readonly utf8?: Uint8Array;
+  readonly standIn?: unknown;
 }
 
 /**
@@ -119,6 +125,15 @@ export interface PayloadSource {
 export function keepPayloadText<T extends object>(msg: T, text: string | undefined, utf8?: Uint8Array): T {
   if (text !== undefined && text.length >= LARGE_PAYLOAD_CHARS) {
     const kept: PayloadSource = utf8 ? { text, utf8 } : { text };
+    Object.defineProperty(msg, PAYLOAD_TEXT, { value: kept });
+  }
+  return msg;
+}
+
+/** `keepPayloadText` for a large payload known only as its bytes (its text made if someone asks for it). */
+export function keepPayloadBytes<T extends object>(msg: T, utf8: Uint8Array, standIn: unknown): T {
+  if (utf8.length >= LARGE_PAYLOAD_CHARS) {
+    const kept: PayloadSource = standIn === undefined ? { utf8 } : { utf8, standIn };
     Object.defineProperty(msg, PAYLOAD_TEXT, { value: kept });
   }
   return msg;

@@ -276,7 +276,9 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0, alloc: (size: numbe
   if (e2ee && e2ee.e2ee_ver && (!Number.isInteger(e2ee.e2ee_ver) || e2ee.e2ee_ver < -(2 ** 31) || e2ee.e2ee_ver > 2 ** 31 - 1)) {
     throw new RangeError(`e2ee_ver ${e2ee.e2ee_ver} outside int32`);
   }
-  const payload = msg.payloadJson ?? (msg.payload === undefined ? undefined : stringifyJson(msg.payload));
+  // A payload held as bytes (as it arrived) is copied into place: its text is neither read nor measured.
+  const held = heldPayloadUtf8(msg);
+  const payload = held ? "" : (msg.payloadJson ?? (msg.payload === undefined ? undefined : stringifyJson(msg.payload)));
   const createdAt = createdAtMs(msg.created_at);
 
   // UTF-8 and varint sizes (undefined: field absent), in field order.
@@ -284,8 +286,7 @@ export function encodeMessagePb(msg: ImMessage, reserve = 0, alloc: (size: numbe
   const from = msg.from ? zigzag(sint64(msg.from, "from")) : undefined;
   const to = msg.to ? zigzag(sint64(msg.to, "to")) : undefined;
   const action = msg.action ? utf8Of(msg.action) : undefined;
-  // A payload held as bytes (as it arrived) is copied into place, not measured and encoded again.
-  const body = payload ? (heldPayloadUtf8(msg) ?? utf8Of(payload)) : undefined;
+  const body = held ?? (payload ? utf8Of(payload) : undefined);
   const serverTs = msg.server_ts ? int64(msg.server_ts) : undefined;
   const created = createdAt ? int64(createdAt) : undefined;
   const z = e2ee ? sizeE2ee(e2ee) : undefined;

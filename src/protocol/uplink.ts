@@ -54,16 +54,34 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 export type JsonParse = (text: string, maxDepth?: number) => unknown;
 
 /**
+ * How the server reads a large JSON message from its bytes (json-sharing.ts
+ * `readLargeMessage`, which the SDK does not bundle): the object, undefined
+ * when the JSON is not an object; throws when the bytes are not JSON.
+ */
+export type LargeMessageRead = (bytes: Uint8Array) => Record<string, unknown> | undefined;
+
+/**
  * Lenient decode of a binary business message (svc.v2 MSG payload,
  * svc-protobuf message): a UTF-8 JSON object first, else a protobuf Message.
- * undefined when neither (→ ERROR payload_decode_failed on svc.v2).
+ * undefined when neither (→ ERROR payload_decode_failed on svc.v2). With
+ * `readLarge` (the server), a large one is read from its bytes: no string of
+ * the whole frame, and its payload's long strings decoded only if read.
  */
-export function decodeMessageBytes(bytes: Uint8Array, parse: JsonParse = parseJson): Record<string, unknown> | undefined {
+export function decodeMessageBytes(
+  bytes: Uint8Array,
+  parse: JsonParse = parseJson,
+  readLarge?: LargeMessageRead,
+): Record<string, unknown> | undefined {
   if (looksLikeJsonObject(bytes)) {
     try {
-      const text = utf8Text(bytes);
-      const value = parse(text, MAX_JSON_DEPTH);
-      if (isObject(value)) return withPayloadText(value, text, bytes);
+      if (readLarge && bytes.length >= LARGE_PAYLOAD_CHARS) {
+        const value = readLarge(bytes);
+        if (value) return value;
+      } else {
+        const text = utf8Text(bytes);
+        const value = parse(text, MAX_JSON_DEPTH);
+        if (isObject(value)) return withPayloadText(value, text, bytes);
+      }
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
     }

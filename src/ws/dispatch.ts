@@ -8,7 +8,7 @@
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
 import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
-import { parseJsonSharing } from "../protocol/json-sharing.ts";
+import { parseJsonSharing, readLargeMessage } from "../protocol/json-sharing.ts";
 import {
   decodeAck,
   decodeAckText,
@@ -82,7 +82,7 @@ function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: b
   if (ack !== undefined) return onAck(d, conn, ack, framed);
   if (bytes.length > d.msgMaxBytes) return tooLarge(d, conn, bytes.length, messageIdInBytes(bytes));
   if (!allowed(d, conn, bytes.length)) return rateLimited(d, conn, messageIdInBytes(bytes));
-  const raw = decodeMessageBytes(bytes, parseJsonSharing);
+  const raw = decodeMessageBytes(bytes, parseJsonSharing, readLargeMessage);
   if (raw) return onRaw(d, conn, raw);
   d.log.warn("ws: undecodable message", { conn: conn.connId, len: bytes.length });
   if (framed) conn.write(errorFrame("payload_decode_failed"));

@@ -14,6 +14,9 @@ describe("bus message bytes", () => {
     const other = `{"text":"${"b".repeat(LARGE_PAYLOAD_CHARS)}"}`;
     expect(decodeBusMessage(encodeBusMessage({ ...msg, payloadUtf8: new TextEncoder().encode(other) })).payloadJson).toBe(other);
     const back = decodeBusMessage(bytes);
+    expect(Object.getOwnPropertyDescriptor(back, "payloadJson")!.get).toBeDefined(); // its text made only if asked for
+    expect(encodeBusMessage(back)).toEqual(bytes); // passed on as bytes: still not made
+    expect(Object.getOwnPropertyDescriptor(back, "payloadJson")!.get).toBeDefined();
     expect(back.payloadJson).toBe(payloadJson);
     expect(back.payloadUtf8?.buffer).toBe(bytes.buffer); // a view, no copy
     expect(back.payloadUtf8).toEqual(held.payloadUtf8);

@@ -2,6 +2,9 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
 import { FAST_PAYLOADS, fastC2sPayload, PAYLOADS, validateUplink } from "../../src/delivery/validate.ts";
+import { toRow } from "../../src/delivery/wire.ts";
+import { encodeBusMessage } from "../../src/bus/message.ts";
+import { parseJsonSharing, readLargeMessage } from "../../src/protocol/json-sharing.ts";
 import { LARGE_PAYLOAD_CHARS } from "../../src/protocol/json.ts";
 import { encodeMessagePb } from "../../src/protocol/pb.ts";
 import { decodeMessageBytes, decodeMessageText } from "../../src/protocol/uplink.ts";
@@ -193,6 +196,9 @@ describe("fast payload predicates never accept what zod refuses", () => {
   });
 });
 
+/** The uplink's decoder on the server (src/ws/dispatch.ts): large messages read from their bytes. */
+const serverDecode = (bytes: Uint8Array) => decodeMessageBytes(bytes, parseJsonSharing, readLargeMessage);
+
 describe("large payloads are stored as they arrived, small ones encoded once", () => {
   const big = "x".repeat(LARGE_PAYLOAD_CHARS);
   const envelope = (payloadText: string) =>
@@ -219,13 +225,67 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
   test.each([
     ["non-ASCII inside the payload", `{"text":"${"é".repeat(LARGE_PAYLOAD_CHARS)}😀✓"}`, ""],
     ["non-ASCII around it too", `{"text":"${big}","t":"ü"}`, `"note":"😀 ✓ é",`],
-  ])("bytes: %s; the view holds exactly the payload's UTF-8", (_, payloadText, before) => {
+    ["a long string outside the payload too", `{ "text" : "${big}" }`, `"note":"${"ß".repeat(LARGE_PAYLOAD_CHARS)}",`],
+    ["escapes in its long string (not shared)", `{"text":"${"a\\n\\u00e9".repeat(LARGE_PAYLOAD_CHARS / 8)}"}`, `"note":"😀",`],
+  ])("bytes: %s; the view holds exactly the payload's UTF-8 (both decoders)", (_, payloadText, before) => {
     const text = `{"id":"C2C.1.2.a",${before}"type":"C2C","from":${ME},"to":3,"payload":${payloadText},"msg_type":"text","after":"ß😀"}`;
-    const r = validateUplink(decodeMessageBytes(new TextEncoder().encode(text))!, ME, 1);
-    if (!r.ok) throw new Error(r.reason);
-    expect(r.msg.payloadJson).toBe(payloadText);
-    expect(r.msg.payloadUtf8).toEqual(new TextEncoder().encode(payloadText));
+    for (const decode of [decodeMessageBytes, serverDecode]) {
+      const r = validateUplink(decode(new TextEncoder().encode(text))!, ME, 1);
+      if (!r.ok) throw new Error(r.reason);
+      expect(r.msg.payloadJson).toBe(payloadText);
+      expect(r.msg.payloadUtf8).toEqual(new TextEncoder().encode(payloadText));
+    }
   });
+
+  test("the server's decoder: a large payload's text is made only if read (not by the store's row, the protobuf push, the bus)", () => {
+    const frame = new TextEncoder().encode(envelope(`{ "text" : "${"✓".repeat(LARGE_PAYLOAD_CHARS)}", "n": 1 }`));
+    const r = validateUplink(serverDecode(frame)!, ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    const unread = () => Object.getOwnPropertyDescriptor(r.msg, "payloadJson")!.get !== undefined;
+    const textUnread = () => Object.getOwnPropertyDescriptor(r.msg.payload as object, "text")!.get !== undefined;
+    expect([unread(), textUnread()]).toEqual([true, true]);
+    expect(r.msg.payloadUtf8?.buffer).toBe(frame.buffer);
+    const row = toRow(r.msg, 9n);
+    encodeMessagePb(r.msg);
+    encodeBusMessage(r.msg);
+    expect([unread(), textUnread()]).toEqual([true, true]);
+    expect(row.payloadUtf8).toBe(r.msg.payloadUtf8!);
+    expect(row.payload).toBe(`{ "text" : "${"✓".repeat(LARGE_PAYLOAD_CHARS)}", "n": 1 }`); // asked for: decoded
+    expect([unread(), textUnread()]).toEqual([false, true]);
+    expect((r.msg.payload as { text: string }).text).toBe("✓".repeat(LARGE_PAYLOAD_CHARS));
+  });
+
+  test("property: a payload checked on its stand-in gets the answer its decoded text gets", () => {
+    const long = (lead: string, body: string) => `${lead}${body.repeat(LARGE_PAYLOAD_CHARS / body.length)}`;
+    const strings = fc.constantFrom(
+      long("", "x"),
+      long("", "1"),
+      long("-", "1"),
+      long("", "1.5"),
+      long(" ", "7"),
+      long("\u3000", "7"),
+      long("\u00a0", "x"),
+      long("", "QUJD"),
+      long("é", "水"),
+      long("", "😀"),
+      `${" ".repeat(LARGE_PAYLOAD_CHARS)}300000000000000002`,
+      `300000000000000002${" ".repeat(LARGE_PAYLOAD_CHARS)}`,
+    );
+    const fields = ["text", "content", "uri", "name", "size", "width", "mime_type", "duration_ms", "latitude", "title", "address", "quote_msg_id", "quote_text", "uid", "avatar", "call_type", "sdp", "custom_type", "index", "is_end", "stream_id", "topic_id", "images", "total"];
+    fc.assert(
+      fc.property(fc.constantFrom(...Object.keys(PAYLOADS)), fc.constantFrom("C2C", "C2S"), fc.subarray(fields, { minLength: 1 }), strings, (msgType, type, set, s) => {
+        const payload: Record<string, unknown> = { text: "t", uri: "u", name: "n", size: 1, width: 1, height: 1, mime_type: "m", duration_ms: 1, latitude: 1, longitude: 2, title: "t", address: "a", quote_msg_id: "q", quote_text: "q", uid: 5, avatar: "a", call_type: 1, sdp: "s", custom_type: "c", index: 0, is_end: true, stream_id: "s", topic_id: 1, total: 1, images: [{ uri: "u", size: 1, width: 1, height: 1 }] };
+        for (const f of set) payload[f] = f === "images" ? [{ uri: s, size: s, width: 1, height: 1 }] : s;
+        const text = JSON.stringify({ ...base({ type, msg_type: msgType, from: undefined, to: undefined }), payload }).replace("{", `{"from":${ME},"to":300000000000000002,`);
+        const viaText = decodeMessageText(text);
+        if (!viaText.ok) throw new Error("not decoded");
+        const expected = validateUplink(viaText.raw, ME, 1);
+        const got = validateUplink(serverDecode(new TextEncoder().encode(text))!, ME, 1);
+        expect(got.ok ? { ok: true, payloadJson: got.msg.payloadJson } : got).toEqual(expected.ok ? { ok: true, payloadJson: expected.msg.payloadJson } : expected);
+      }),
+      { numRuns: 200 },
+    );
+  }, 30_000);
 
   test("a small payload is encoded (normalised), as before", () => {
     const raw = decodeMessageText(envelope(`{ "text" : "hi" }`));

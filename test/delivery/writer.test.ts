@@ -57,11 +57,16 @@ for (const kind of storeKinds()) {
       const payload = `{"text":"${"ü🦩\\\"".repeat(30_000)}"}`;
       // Bytes that differ from the text (never so outside this test) show which of the two went in.
       const asBytes = `{"bytes":"${"ü🦩\\\"".repeat(30_000)}"}`;
+      let textReads = 0;
       const held = (id: bigint, clientId: string): StoreItem => {
         const base = item(id, clientId);
-        return { ...base, row: { ...base.row, payload, payloadUtf8: new TextEncoder().encode(asBytes) } };
+        const row = { ...base.row, payloadUtf8: new TextEncoder().encode(asBytes) };
+        // The text of a held payload is made when read (src/delivery/wire.ts): count the reads.
+        Object.defineProperty(row, "payload", { enumerable: true, get: () => (textReads++, payload) });
+        return { ...base, row: row as typeof base.row };
       };
       await w.messages.add(held(30n, "C2C.30.1.a")); // alone: the bytes are bound
+      expect(textReads).toBe(0); // and its text never asked for
       await Promise.all([w.messages.add(held(31n, "C2C.31.1.a")), w.messages.add(item(32n, "C2C.32.1.a"))]); // one batch: the text
       const back = await fresh.store.db.select({ id: messages.id, payload: messages.payload }).from(messages).orderBy(messages.id);
       expect(back).toEqual([{ id: 30n, payload: asBytes }, { id: 31n, payload }, { id: 32n, payload: "{}" }]);

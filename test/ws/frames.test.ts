@@ -167,7 +167,7 @@ describe("svc.v2 frames over a real socket [pglite]", () => {
   });
 
   test("large JSON messages reach the engine exactly on svc.v2 and svc-json: long plain strings, escaped ones; a bad one is still refused", async () => {
-    // The uplink parses large texts with parseJsonSharing (long plain strings as slices of the frame's text).
+    // Large texts are parsed sharing their long plain strings (parseJsonSharing), large frames read in place (parseJsonBytesSharing).
     const payload = {
       text: "plain ".repeat(20_000),
       note: 'é\n"\\😀'.repeat(5_000),
