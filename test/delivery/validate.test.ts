@@ -255,6 +255,19 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
     expect((r.msg.payload as { text: string }).text).toBe("✓".repeat(LARGE_PAYLOAD_CHARS));
   });
 
+  test("the server's decoder: a large encrypted payload (a Base64 string) is checked as a string, stored and pushed as its bytes", () => {
+    const cipher = "QUJD".repeat(LARGE_PAYLOAD_CHARS / 2);
+    for (const [payload, ok] of [[cipher, true], [`${cipher}!`, false]] as const) {
+      const text = JSON.stringify({ ...base({ from: undefined, to: undefined }), e2ee: E2EE, payload }).replace("{", `{"from":${ME},"to":300000000000000002,`);
+      const r = validateUplink(serverDecode(new TextEncoder().encode(text))!, ME, 1);
+      expect(r.ok).toBe(ok);
+      if (!r.ok) continue;
+      expect(Object.getOwnPropertyDescriptor(r.msg, "payloadJson")!.get).toBeDefined();
+      expect(new TextDecoder().decode(r.msg.payloadUtf8)).toBe(`"${cipher}"`);
+      expect(r.msg.payloadJson).toBe(`"${cipher}"`);
+    }
+  });
+
   test("property: a payload checked on its stand-in gets the answer its decoded text gets", () => {
     const long = (lead: string, body: string) => `${lead}${body.repeat(LARGE_PAYLOAD_CHARS / body.length)}`;
     const strings = fc.constantFrom(
