@@ -14,8 +14,7 @@
  *   bun bench/alloc-faults.ts [--mib 16] [--n 24]
  */
 import { validateUplink } from "../src/delivery/validate.ts";
-import { parseJsonSharing, readLargeMessage } from "../src/protocol/json-sharing.ts";
-import { decodeMessageBytes } from "../src/protocol/uplink.ts";
+import { decodeUplinkBytes, parseJsonSharing } from "../src/protocol/json-sharing.ts";
 import { num, parseArgs } from "./lib/args.ts";
 import { median } from "./lib/stats.ts";
 
@@ -52,7 +51,7 @@ for (let i = 0; i < n; i++) {
   // What the uplink does now: the payload string is a slice of the frame's text, not a fresh copy.
   held = [step("parse, sharing", () => parseJsonSharing(text)), ...held].slice(0, 2);
   // What a binary frame's uplink does now: no text; the payload's string stays in the frame's bytes.
-  held = [step("bytes, in place + validate", () => validateUplink(decodeMessageBytes(copy, parseJsonSharing, readLargeMessage)!, 4n, 1)), ...held].slice(0, 2);
+  held = [step("bytes, in place + validate", () => validateUplink(decodeUplinkBytes(copy)!, 4n, 1)), ...held].slice(0, 2);
   await Bun.sleep(20); // the next message comes later (the allocator may give the memory back meanwhile)
 }
 

@@ -56,13 +56,9 @@ export interface ImMessage {
  * which this does not call).
  */
 export function heldPayloadUtf8(msg: ImMessage): Uint8Array | undefined {
-  const utf8 = msg.payloadUtf8;
-  if (utf8 === undefined) return undefined;
-  const text = Object.getOwnPropertyDescriptor(msg, "payloadJson");
-  return text && (text.get !== undefined || text.value !== undefined) ? utf8 : undefined;
+  const text = msg.payloadUtf8 && Object.getOwnPropertyDescriptor(msg, "payloadJson");
+  return text && (text.get || text.value !== undefined) ? msg.payloadUtf8 : undefined;
 }
-
-const payloadDecoder = new TextDecoder("utf-8", { ignoreBOM: true });
 
 /**
  * Holds a large payload as its UTF-8 bytes (a view of the frame it came in,
@@ -81,7 +77,7 @@ export function holdPayloadUtf8(msg: ImMessage, utf8: Uint8Array): void {
     enumerable: true,
     configurable: true,
     get: () => {
-      const text = payloadDecoder.decode(utf8);
+      const text = new TextDecoder("utf-8", { ignoreBOM: true }).decode(utf8); // once per message, if ever
       settle(text);
       return text;
     },

@@ -6,6 +6,8 @@
  */
 import { isUtf8 } from "node:buffer";
 import { keepPayloadBytes, keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberSpan, parseJson, skipSpace, stringEnd, utf8Length } from "./json.ts";
+import { decodeMessagePb } from "./pb.ts";
+import { decodeMessageBytes, looksLikeJsonObject } from "./uplink.ts";
 
 /** String values at least this long are candidates for `parseJsonSharing` (shorter ones cost little to copy). */
 const SHARED_STRING_CHARS = 4096;
@@ -88,13 +90,13 @@ const READ_BY_RULES = /^[\s\d-]/;
 export interface BytesJson {
   /**
    * The parsed value, equal to what `parseJson` makes of the decoded bytes.
-   * Long strings under the top-level member named by `lazyUnder` are
-   * accessor members that decode their bytes when first read; no string of
-   * the whole text is made.
+   * Long strings under the top-level member named by `lazyUnder` (null: in
+   * the whole value) are accessor members that decode their bytes when first
+   * read; no string of the whole text is made.
    */
   readonly value: unknown;
   /**
-   * The `lazyUnder` member parsed once more with those strings as short
+   * The `lazyUnder` member (null: the value) parsed once more with those strings as short
    * placeholders (`\u0000…`), when there are any: what validation reads
    * without decoding them. Only strings that start with neither whitespace,
    * a digit nor `-` are left as placeholders, so every rule a message's
@@ -180,7 +182,7 @@ function wordsVerbatim(w: Uint32Array): boolean {
  * not a 16 MiB string (the frame's text: 13–18 ms of fresh pages on the
  * event loop), nor, until someone reads it, its payload's.
  */
-export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string, maxDepth?: number): BytesJson {
+export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | null, maxDepth?: number): BytesJson {
   const nonce = `${Math.random().toString(36).slice(2)}:`;
   const parts: string[] = [];
   // Decoded pieces of the bytes, in order: where each starts in `text` and in the bytes.
@@ -248,6 +250,7 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string, maxD
     return o;
   };
   const top = (v: unknown, mode: "value" | "standIn"): unknown => {
+    if (lazyUnder === null) return walk(v, true, mode);
     if (typeof v !== "object" || v === null || Array.isArray(v)) return walk(v, false, mode);
     const o = v as Record<string, unknown>;
     for (const k of Object.keys(o)) {
@@ -258,7 +261,8 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string, maxD
     return o;
   };
   const result = top(value, "value");
-  const standIn = anyLazy ? (top(parseJson(text, maxDepth), "standIn") as Record<string, unknown>)[lazyUnder] : undefined;
+  const again = anyLazy ? top(parseJson(text, maxDepth), "standIn") : undefined;
+  const standIn = lazyUnder === null ? again : (again as Record<string, unknown> | undefined)?.[lazyUnder];
   return {
     value: result,
     ...(anyLazy ? { standIn } : {}),
@@ -313,6 +317,37 @@ export function readLargeMessage(bytes: Uint8Array): Record<string, unknown> | u
   const v = r.value;
   if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
   return withPayloadBytes(v as Record<string, unknown>, r, bytes);
+}
+
+/**
+ * The read of a large plain payload field of a protobuf message (pb.ts
+ * `decodeMessagePb`) into `out.payload`: its long strings left in the bytes,
+ * its text kept only when none was.
+ */
+export function readLargePayload(out: Record<string, unknown>, utf8: Uint8Array): void {
+  const r = parseJsonBytesSharing(utf8, null, MAX_JSON_DEPTH);
+  out.payload = r.value;
+  if (r.sharesWithin(0, r.text.length)) keepPayloadBytes(out, utf8, r.standIn);
+  else keepPayloadText(out, r.text, utf8);
+}
+
+/**
+ * The server's `decodeMessageBytes` (uplink.ts, same answers): a large binary
+ * message is read from its bytes, as JSON (`readLargeMessage`) or as protobuf
+ * with its payload field read so (`readLargePayload`); a small one as the
+ * SDK reads it, its text parsed with `parseJsonSharing`.
+ */
+export function decodeUplinkBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
+  if (bytes.length < LARGE_PAYLOAD_CHARS) return decodeMessageBytes(bytes, parseJsonSharing);
+  if (looksLikeJsonObject(bytes)) {
+    try {
+      const value = readLargeMessage(bytes);
+      if (value) return value;
+    } catch {
+      // not JSON: protobuf, as §4.5 rule 5 orders
+    }
+  }
+  return decodeMessagePb(bytes, readLargePayload);
 }
 
 /**

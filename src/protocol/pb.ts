@@ -10,7 +10,7 @@
 import { BinaryReader, BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { heldPayloadUtf8, type ChatType, type ClientAck, type E2eeMeta, type ImMessage } from "../model/message.ts";
 import { MsgDirection, MsgType } from "../gen/ibis/v2/message_pb.ts";
-import { keepPayloadText, MAX_JSON_DEPTH, parseJson, stringifyJson, utf8Length } from "./json.ts";
+import { keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, parseJson, stringifyJson, utf8Length } from "./json.ts";
 
 function invert<V extends number>(table: Record<string, V>): Map<V, string> {
   return new Map(Object.entries(table).map(([k, v]) => [v, k]));
@@ -410,13 +410,22 @@ function payloadValue(bytes: Uint8Array, encrypted: boolean): { value: unknown; 
 }
 
 /**
+ * How the server reads a large plain payload field (JSON bytes) without
+ * making its text (json-sharing.ts `readLargePayload`, which the SDK does not
+ * bundle): sets `out.payload` and keeps the bytes as it arrived
+ * (`keepPayloadText` / `keepPayloadBytes`). Throws when the bytes are not JSON.
+ */
+export type LargePayloadRead = (out: Record<string, unknown>, utf8: Uint8Array) => void;
+
+/**
  * Decodes a Message into the field names and value types of the parsed JSON
  * object (type/msg_type as strings, from/to as bigint, from 0 → "" (the
  * server), payload parsed, created_at/server_ts as numbers); proto3 defaults
  * are left out like absent JSON fields. Undefined when the bytes are not a
- * Message with a known type. Never throws.
+ * Message with a known type. Never throws. With `readLarge` (the server), a
+ * large plain payload is read from its bytes.
  */
-export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | undefined {
+export function decodeMessagePb(bytes: Uint8Array, readLarge?: LargePayloadRead): Record<string, unknown> | undefined {
   try {
     const r = new BinaryReader(bytes);
     let id = "";
@@ -488,9 +497,14 @@ export function decodeMessagePb(bytes: Uint8Array): Record<string, unknown> | un
     const encrypted = e2ee?.e2ee === true;
     const out: Record<string, unknown> = { id, type: typeName, from: from === 0n ? "" : from, to };
     if (payload !== undefined && payload.length > 0) {
-      const p = payloadValue(payload, encrypted);
-      out.payload = p.value;
-      keepPayloadText(out, p.json, afterBom(payload));
+      const utf8 = afterBom(payload);
+      // Not JSON: thrown either way, so undecodable.
+      if (readLarge && !encrypted && utf8.length >= LARGE_PAYLOAD_CHARS) readLarge(out, utf8);
+      else {
+        const p = payloadValue(payload, encrypted);
+        out.payload = p.value;
+        keepPayloadText(out, p.json, utf8);
+      }
     }
     if (createdAt !== 0n) out.created_at = Number(createdAt);
     if (serverTs !== 0n) out.server_ts = Number(serverTs);

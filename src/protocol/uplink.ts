@@ -23,7 +23,8 @@ function firstNonSpace(bytes: Uint8Array): number {
   return i;
 }
 
-const looksLikeJsonObject = (bytes: Uint8Array): boolean => bytes[firstNonSpace(bytes)] === OPEN_BRACE;
+/** Whether the first byte that is not JSON whitespace opens an object (then the bytes are read as JSON first). */
+export const looksLikeJsonObject = (bytes: Uint8Array): boolean => bytes[firstNonSpace(bytes)] === OPEN_BRACE;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -54,34 +55,18 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 export type JsonParse = (text: string, maxDepth?: number) => unknown;
 
 /**
- * How the server reads a large JSON message from its bytes (json-sharing.ts
- * `readLargeMessage`, which the SDK does not bundle): the object, undefined
- * when the JSON is not an object; throws when the bytes are not JSON.
- */
-export type LargeMessageRead = (bytes: Uint8Array) => Record<string, unknown> | undefined;
-
-/**
  * Lenient decode of a binary business message (svc.v2 MSG payload,
  * svc-protobuf message): a UTF-8 JSON object first, else a protobuf Message.
- * undefined when neither (→ ERROR payload_decode_failed on svc.v2). With
- * `readLarge` (the server), a large one is read from its bytes: no string of
- * the whole frame, and its payload's long strings decoded only if read.
+ * undefined when neither (→ ERROR payload_decode_failed on svc.v2). The
+ * server reads large ones from their bytes instead (json-sharing.ts
+ * `decodeUplinkBytes`).
  */
-export function decodeMessageBytes(
-  bytes: Uint8Array,
-  parse: JsonParse = parseJson,
-  readLarge?: LargeMessageRead,
-): Record<string, unknown> | undefined {
+export function decodeMessageBytes(bytes: Uint8Array, parse: JsonParse = parseJson): Record<string, unknown> | undefined {
   if (looksLikeJsonObject(bytes)) {
     try {
-      if (readLarge && bytes.length >= LARGE_PAYLOAD_CHARS) {
-        const value = readLarge(bytes);
-        if (value) return value;
-      } else {
-        const text = utf8Text(bytes);
-        const value = parse(text, MAX_JSON_DEPTH);
-        if (isObject(value)) return withPayloadText(value, text, bytes);
-      }
+      const text = utf8Text(bytes);
+      const value = parse(text, MAX_JSON_DEPTH);
+      if (isObject(value)) return withPayloadText(value, text, bytes);
     } catch {
       // not JSON: fall through to protobuf, as §4.5 rule 5 orders
     }

@@ -8,11 +8,10 @@
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
 import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
-import { parseJsonSharing, readLargeMessage } from "../protocol/json-sharing.ts";
+import { decodeUplinkBytes, parseJsonSharing } from "../protocol/json-sharing.ts";
 import {
   decodeAck,
   decodeAckText,
-  decodeMessageBytes,
   decodeMessageText,
   frameAckToClientAck,
   messageIdInBytes,
@@ -82,7 +81,7 @@ function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: b
   if (ack !== undefined) return onAck(d, conn, ack, framed);
   if (bytes.length > d.msgMaxBytes) return tooLarge(d, conn, bytes.length, messageIdInBytes(bytes));
   if (!allowed(d, conn, bytes.length)) return rateLimited(d, conn, messageIdInBytes(bytes));
-  const raw = decodeMessageBytes(bytes, parseJsonSharing, readLargeMessage);
+  const raw = decodeUplinkBytes(bytes);
   if (raw) return onRaw(d, conn, raw);
   d.log.warn("ws: undecodable message", { conn: conn.connId, len: bytes.length });
   if (framed) conn.write(errorFrame("payload_decode_failed"));

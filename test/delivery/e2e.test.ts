@@ -53,22 +53,26 @@ for (const kind of storeKinds()) {
       for (const c of [a1, a2, b1, b2, b3]) await c.close();
     });
 
-    test("a large C2C read from its frame's bytes (svc.v2 JSON) arrives exactly on svc-json, svc.v2 and svc-protobuf, and is stored exactly", async () => {
+    test("a large C2C read from its frame's bytes (svc.v2, JSON and protobuf) arrives exactly on svc-json, svc.v2 and svc-protobuf, and is stored exactly", async () => {
       const a1 = await open(alice, "a1", ["svc.v2"]);
       const devices = [await open(carol, "c1", ["svc-json"]), await open(carol, "c2", ["svc.v2"]), await open(carol, "c3", ["svc-protobuf"])];
       // Long strings the decoder leaves in the bytes (plain, non-ASCII), one it decodes at once (starts with a digit),
       // one with escapes (parsed); ~1.5 MiB in all.
       const payload = { text: "ab✓水😀 ".repeat(60_000), n: `7${"0".repeat(9_000)}`, esc: 'é\n"\\'.repeat(3_000), parts: ["p".repeat(70_000), { q: "水".repeat(30_000) }] };
-      const m = { ...c2c(alice.userId, carol.userId), payload };
-      a1.send(m, "json");
-      expect(await a1.nextMessage((x) => x.in_reply_to === m.id, 20_000)).toMatchObject({ type: "C2C_SERVER_ACK", id: m.id });
-      for (const c of devices) {
-        const got = await c.nextMessage((x) => x.id === m.id && x.type === "C2C", 20_000);
-        expect(got.payload).toEqual(payload);
+      const sent: string[] = [];
+      for (const encoding of ["json", "protobuf"] as const) {
+        const m = { ...c2c(alice.userId, carol.userId), payload };
+        sent.push(m.id);
+        a1.send(m, encoding);
+        expect(await a1.nextMessage((x) => x.in_reply_to === m.id, 20_000)).toMatchObject({ type: "C2C_SERVER_ACK", id: m.id });
+        for (const c of devices) {
+          const got = await c.nextMessage((x) => x.id === m.id && x.type === "C2C", 20_000);
+          expect(got.payload).toEqual(payload);
+        }
       }
       const { token } = await node.services.tokens.pair(carol.userId, "c1"); // not acknowledged: still pending
       const off = await api(node, "GET", "/api/v1/msg/offline", { token });
-      expect(off.body.payload.list.map((x: { id: string; payload: unknown }) => [x.id, x.payload])).toEqual([[m.id, payload]]);
+      expect(off.body.payload.list.map((x: { id: string; payload: unknown }) => [x.id, x.payload])).toEqual(sent.map((id) => [id, payload]));
       for (const c of [a1, ...devices]) await c.close();
     });
 

@@ -4,7 +4,7 @@ import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
 import { FAST_PAYLOADS, fastC2sPayload, PAYLOADS, validateUplink } from "../../src/delivery/validate.ts";
 import { toRow } from "../../src/delivery/wire.ts";
 import { encodeBusMessage } from "../../src/bus/message.ts";
-import { parseJsonSharing, readLargeMessage } from "../../src/protocol/json-sharing.ts";
+import { decodeUplinkBytes } from "../../src/protocol/json-sharing.ts";
 import { LARGE_PAYLOAD_CHARS } from "../../src/protocol/json.ts";
 import { encodeMessagePb } from "../../src/protocol/pb.ts";
 import { decodeMessageBytes, decodeMessageText } from "../../src/protocol/uplink.ts";
@@ -197,7 +197,7 @@ describe("fast payload predicates never accept what zod refuses", () => {
 });
 
 /** The uplink's decoder on the server (src/ws/dispatch.ts): large messages read from their bytes. */
-const serverDecode = (bytes: Uint8Array) => decodeMessageBytes(bytes, parseJsonSharing, readLargeMessage);
+const serverDecode = decodeUplinkBytes;
 
 describe("large payloads are stored as they arrived, small ones encoded once", () => {
   const big = "x".repeat(LARGE_PAYLOAD_CHARS);
@@ -292,9 +292,13 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
         const text = JSON.stringify({ ...base({ type, msg_type: msgType, from: undefined, to: undefined }), payload }).replace("{", `{"from":${ME},"to":300000000000000002,`);
         const viaText = decodeMessageText(text);
         if (!viaText.ok) throw new Error("not decoded");
-        const expected = validateUplink(viaText.raw, ME, 1);
-        const got = validateUplink(serverDecode(new TextEncoder().encode(text))!, ME, 1);
-        expect(got.ok ? { ok: true, payloadJson: got.msg.payloadJson } : got).toEqual(expected.ok ? { ok: true, payloadJson: expected.msg.payloadJson } : expected);
+        const answer = (r: ReturnType<typeof validateUplink>) => (r.ok ? { ok: true, payloadJson: r.msg.payloadJson } : r);
+        const expected = answer(validateUplink(viaText.raw, ME, 1));
+        expect(answer(validateUplink(serverDecode(new TextEncoder().encode(text))!, ME, 1))).toEqual(expected);
+        // The same payload in a protobuf message's payload field: both decoders answer alike.
+        const id = type === "C2S" ? base().id.replace("C2C", "C2S") : base().id;
+        const pb = encodeMessagePb({ id, type: type as "C2C", from: ME, to: 300000000000000002n, msg_type: msgType, payload: undefined, payloadJson: JSON.stringify(payload), server_ts: 0 });
+        expect(answer(validateUplink(serverDecode(pb)!, ME, 1))).toEqual(answer(validateUplink(decodeMessageBytes(pb)!, ME, 1)));
       }),
       { numRuns: 200 },
     );
@@ -307,10 +311,13 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
     expect(r.ok && r.msg.payloadJson).toBe('{"text":"hi"}');
   });
 
-  test("protobuf: the payload bytes' text; reply_to merged → encoded again", () => {
+  test.each([
+    ["its default decoder", (b: Uint8Array) => decodeMessageBytes(b)],
+    ["the server's decoder", serverDecode],
+  ])("protobuf, %s: the payload bytes' text; reply_to merged → encoded again", (_, decode) => {
     const payloadJson = `{ "text":"${big}" }`;
     const bytes = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
-    const raw = decodeMessageBytes(bytes)!;
+    const raw = decode(bytes)!;
     const r = validateUplink(raw, ME, 1);
     expect(r.ok && r.msg.payloadJson).toBe(payloadJson);
     expect(r.ok && r.msg.payloadUtf8?.buffer).toBe(bytes.buffer); // the payload field's view
@@ -320,15 +327,31 @@ describe("large payloads are stored as they arrived, small ones encoded once", (
     expect(quoted.ok && quoted.msg.payloadUtf8).toBeUndefined(); // the bytes no longer describe the payload
   });
 
-  test("protobuf: a payload led by a byte order mark keeps bytes without it, as its text is (no mark stored)", () => {
+  test.each([
+    ["its default decoder", (b: Uint8Array) => decodeMessageBytes(b)],
+    ["the server's decoder", serverDecode],
+  ])("protobuf, %s: a payload led by a byte order mark keeps bytes without it, as its text is (no mark stored)", (_, decode) => {
     const payloadJson = `{"text":"${big}"}`;
     const plain = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
     // The same message with EF BB BF in front of the payload field's bytes (its length prefix grows by 3).
     const marked = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson: `\uFEFF${payloadJson}`, msg_type: "text", server_ts: 0 });
     expect(marked.length).toBe(plain.length + 3);
-    const r = validateUplink(decodeMessageBytes(marked)!, ME, 1);
+    const r = validateUplink(decode(marked)!, ME, 1);
     if (!r.ok) throw new Error(r.reason);
     expect(r.msg.payloadJson).toBe(payloadJson);
     expect(new TextDecoder("utf-8", { ignoreBOM: true }).decode(r.msg.payloadUtf8)).toBe(payloadJson);
+  });
+
+  test("protobuf, the server's decoder: a large plain payload field is not made a string; not JSON is undecodable", () => {
+    const payloadJson = `{"text":"${"水".repeat(LARGE_PAYLOAD_CHARS)}","n":"${"1".repeat(5000)}"}`;
+    const bytes = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson, msg_type: "text", server_ts: 0 });
+    const r = validateUplink(serverDecode(bytes)!, ME, 1);
+    if (!r.ok) throw new Error(r.reason);
+    expect(Object.getOwnPropertyDescriptor(r.msg, "payloadJson")!.get).toBeDefined();
+    expect(Object.getOwnPropertyDescriptor(r.msg.payload as object, "text")!.get).toBeDefined();
+    expect(Object.getOwnPropertyDescriptor(r.msg.payload as object, "n")!.value).toBe("1".repeat(5000)); // a digit first: decoded at once
+    expect(r.msg.payloadJson).toBe(payloadJson);
+    const broken = encodeMessagePb({ id: "C2C.1.2.a", type: "C2C", from: ME, to: 5n, payload: undefined, payloadJson: payloadJson.slice(0, -1), msg_type: "text", server_ts: 0 });
+    expect([serverDecode(broken), decodeMessageBytes(broken)]).toEqual([undefined, undefined]);
   });
 });
