@@ -106,7 +106,7 @@ export interface BytesJson {
    * is always decoded.
    */
   readonly standIn?: unknown;
-  /** The text parsed: the bytes decoded, with the long strings as placeholders. */
+  /** The text parsed: the bytes decoded, with the long strings left in them as placeholders (if any). */
   readonly text: string;
   /** Whether a placeholder sits in `text` between these two indexes. */
   sharesWithin(from: number, to: number): boolean;
@@ -176,26 +176,18 @@ function wordsVerbatim(w: Uint32Array): boolean {
  * same texts refused: a TypeError for invalid UTF-8, a SyntaxError for
  * invalid JSON) without decoding the whole text: a long string value written
  * without escapes is checked in place (valid UTF-8, no control character, no
- * backslash) and parsed as a placeholder. Under the top-level member
+ * backslash) and, when such strings are at least half of the bytes, parsed
+ * as a placeholder (otherwise the whole text is decoded and parsed with
+ * `parseJsonSharing`, as a text frame is). Under the top-level member
  * `lazyUnder` (a message's payload) such strings stay in the bytes until
  * read; anywhere else they are decoded at once. A 16 MiB message is then
  * not a 16 MiB string (the frame's text: 13–18 ms of fresh pages on the
  * event loop), nor, until someone reads it, its payload's.
  */
 export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | null, maxDepth?: number): BytesJson {
-  const nonce = `${Math.random().toString(36).slice(2)}:`;
-  const parts: string[] = [];
-  // Decoded pieces of the bytes, in order: where each starts in `text` and in the bytes.
-  const pieces: Piece[] = [];
+  // Long plain string bodies, found in place.
   const shared: { at: number; from: number; to: number }[] = [];
-  let length = 0;
-  let from = 0;
-  const piece = (to: number) => {
-    const text = strict.decode(bytes.subarray(from, to));
-    pieces.push({ at: length, from, bytes: to - from, text });
-    parts.push(text);
-    length += text.length;
-  };
+  let sharedBytes = 0;
   for (let open = bytes.indexOf(QUOTE); open >= 0; ) {
     const close = closingQuote(bytes, open);
     if (close < 0) break; // unterminated: JSON.parse says so
@@ -205,19 +197,43 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | nul
       verbatimBytes(bytes, open + 1, close) &&
       isUtf8(bytes.subarray(open + 1, close))
     ) {
-      piece(open + 1);
-      const mark = `\\u0000${nonce}${shared.length}`;
-      shared.push({ at: length, from: open + 1, to: close });
-      parts.push(mark);
-      length += mark.length;
-      from = close;
+      shared.push({ at: 0, from: open + 1, to: close });
+      sharedBytes += close - open - 1;
     }
     open = bytes.indexOf(QUOTE, close + 1);
+  }
+  // Unless they are most of the bytes (the usual large message: one long text), the whole text costs little more
+  // than the rest of it, and placeholders would cost a second parse (validation's stand-in): read it as text.
+  if (sharedBytes * 2 < bytes.length) {
+    const text = strict.decode(bytes);
+    const whole: Piece[] = [{ at: 0, from: 0, bytes: bytes.length, text }];
+    return { value: parseJsonSharing(text, maxDepth), text, sharesWithin: () => false, byteAt: (i) => byteAt(whole, i) };
+  }
+
+  const nonce = `${Math.random().toString(36).slice(2)}:`;
+  const parts: string[] = [];
+  // Decoded pieces of the bytes, in order: where each starts in `text` and in the bytes.
+  const pieces: Piece[] = [];
+  let length = 0;
+  let from = 0;
+  const piece = (to: number) => {
+    const text = strict.decode(bytes.subarray(from, to));
+    pieces.push({ at: length, from, bytes: to - from, text });
+    parts.push(text);
+    length += text.length;
+  };
+  for (let n = 0; n < shared.length; n++) {
+    const s = shared[n]!;
+    piece(s.from);
+    const mark = `\\u0000${nonce}${n}`;
+    s.at = length;
+    parts.push(mark);
+    length += mark.length;
+    from = s.to;
   }
   piece(bytes.length);
   const text = parts.join("");
   const value = parseJson(text, maxDepth);
-  if (shared.length === 0) return { value, text, sharesWithin: () => false, byteAt: (i) => byteAt(pieces, i) };
 
   const decoded: (string | undefined)[] = [];
   const decode = (n: number) => (decoded[n] ??= strict.decode(bytes.subarray(shared[n]!.from, shared[n]!.to)));
@@ -230,23 +246,25 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | nul
   const lazyOk = (n: number) => !READ_BY_RULES.test(loose.decode(bytes.subarray(shared[n]!.from, shared[n]!.from + 4)));
   let anyLazy = false;
   // mode "value": lazy ones become accessors; "standIn": they stay placeholders; both decode the others.
+  const visit = (o: Record<string, unknown>, k: string | number, lazy: boolean, mode: "value" | "standIn") => {
+    const before = o[k as never];
+    const m = indexOf(before);
+    if (lazy && m >= 0 && lazyOk(m)) {
+      anyLazy = true;
+      if (mode === "value") lazyMember(o, k, () => decode(m));
+      return;
+    }
+    const after = m >= 0 ? decode(m) : walk(before, lazy, mode);
+    // defineProperty: a "__proto__" member is an own property here, and assigning it would set the prototype.
+    if (after !== before) Object.defineProperty(o, k, { value: after, writable: true, enumerable: true, configurable: true });
+  };
   const walk = (v: unknown, lazy: boolean, mode: "value" | "standIn"): unknown => {
     const n = indexOf(v);
     if (n >= 0) return decode(n);
     if (typeof v !== "object" || v === null) return v;
     const o = v as Record<string, unknown>;
-    for (const k of Array.isArray(v) ? v.keys() : Object.keys(o)) {
-      const before = o[k as never];
-      const m = indexOf(before);
-      if (lazy && m >= 0 && lazyOk(m)) {
-        anyLazy = true;
-        if (mode === "value") lazyMember(o, k, () => decode(m));
-        continue;
-      }
-      const after = m >= 0 ? decode(m) : walk(before, lazy, mode);
-      // defineProperty: a "__proto__" member is an own property here, and assigning it would set the prototype.
-      if (after !== before) Object.defineProperty(o, k, { value: after, writable: true, enumerable: true, configurable: true });
-    }
+    if (Array.isArray(v)) for (let i = 0; i < v.length; i++) visit(o, i, lazy, mode);
+    else for (const k of Object.keys(o)) visit(o, k, lazy, mode);
     return o;
   };
   const top = (v: unknown, mode: "value" | "standIn"): unknown => {
@@ -255,7 +273,7 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | nul
     const o = v as Record<string, unknown>;
     for (const k of Object.keys(o)) {
       const before = o[k];
-      const after = walk(before, k === lazyUnder, mode);
+      const after = walk(before, k === lazyUnder, mode); // the member itself, a placeholder, is decoded (the Base64 rule reads it)
       if (after !== before) Object.defineProperty(o, k, { value: after, writable: true, enumerable: true, configurable: true });
     }
     return o;
@@ -307,8 +325,8 @@ function byteAt(pieces: readonly Piece[], index: number): number {
 }
 
 /**
- * The uplink's read of a large JSON message from its bytes (uplink.ts
- * `decodeMessageBytes`): `parseJsonBytesSharing` with the payload's long
+ * The uplink's read of a large JSON message from its bytes
+ * (`decodeUplinkBytes`): `parseJsonBytesSharing` with the payload's long
  * strings left in the bytes, bounded in depth; undefined when the JSON is not
  * an object.
  */

@@ -122,6 +122,14 @@ describe("parseJsonBytesSharing: a large UTF-8 text read in place, answers as pa
     expect(v.payload.list).toEqual(["set"]);
   });
 
+  test("long strings that are not most of the bytes: the whole text is read (no placeholders, no stand-in)", () => {
+    const source = JSON.stringify({ payload: { a: long("y"), nums: Array.from({ length: 20_000 }, (_, i) => i) } });
+    const r = parseJsonBytesSharing(utf8(source), "payload");
+    expect([r.text === source, r.standIn, r.sharesWithin(0, r.text.length)]).toEqual([true, undefined, false]);
+    expect(r.value).toEqual(JSON.parse(source));
+    expect(Object.getOwnPropertyDescriptor((r.value as { payload: object }).payload, "a")!.value).toBe(long("y"));
+  });
+
   test("byteAt maps the parsed text's indexes outside placeholders to the bytes", () => {
     const source = `{"é":"😀","payload":{"t":"${long("✓", LARGE_PAYLOAD_CHARS)}"},"z":"ß"}`;
     const bytes = utf8(source);
