@@ -39,7 +39,8 @@ export interface ImMessage {
    * The UTF-8 of `payloadJson`, when the server holds it as bytes already (a
    * large payload as it arrived: a view of the client's frame). The store and
    * the protobuf push copy it instead of encoding the text. Only ever set
-   * together with the `payloadJson` it encodes.
+   * together with the `payloadJson` it encodes, which may then be an
+   * accessor that decodes these bytes when first read (`holdPayloadUtf8`).
    */
   payloadUtf8?: Uint8Array;
   msg_type?: string;

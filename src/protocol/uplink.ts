@@ -49,7 +49,8 @@ export function decodeAckText(text: string): ClientAck | null | undefined {
 /**
  * How a message's JSON text is parsed (`parseJson`'s contract). The server's
  * uplink passes `parseJsonSharing` (json-sharing.ts: a large payload's string
- * is not copied); the client SDK decodes with the default and does not
+ * is not copied; large binary frames are not made text at all there,
+ * `decodeUplinkBytes`); the client SDK decodes with the default and does not
  * bundle it.
  */
 export type JsonParse = (text: string, maxDepth?: number) => unknown;
