@@ -325,6 +325,11 @@ describe("session rules [pglite]", () => {
           if (m.type === "C2C") expect((m.payload as { text: string }).text).toBe(m.id.endsWith("a") ? "a".repeat(2 * 1024 * 1024) : "b".repeat(2 * 1024 * 1024));
         }
         expect(got.map((g) => g.id)).toEqual(["S2C.1.1.s", "C2C.2.1.a", "C2C.3.1.b", "S2C.4.1.s"]);
+        if (proto === "svc.v2") {
+          // The socket left the heartbeat topic for each large send (conn.ts #writeNow): it is back in it.
+          const seq = node.ws.heartbeat();
+          expect(await c.next((e) => e.kind === "ping", 10_000)).toEqual({ kind: "ping", seq });
+        }
         await c.close();
       }
     } finally {
