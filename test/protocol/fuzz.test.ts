@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
 import { validateUplink } from "../../src/delivery/validate.ts";
 import { decodeFrame, encodeFrame, FrameType } from "../../src/protocol/frame.ts";
+import { decodeUplinkBytes, parseJsonSharing } from "../../src/protocol/json-sharing.ts";
 import { messageJson, messageProto } from "../../src/protocol/message.ts";
 import {
   decodeAck,
@@ -87,6 +88,26 @@ describe("fuzz: uplink decoders never throw", () => {
       FUZZ,
     );
   });
+
+  test("large messages, mutated: the server's in-place read answers as the text decode does, and never throws", () => {
+    // Long strings (what the server leaves in the bytes) with edits where they matter most: quotes, backslashes,
+    // control bytes, bytes of multi-byte characters, at their edges and inside.
+    const long = fc.constantFrom("x".repeat(40_000), "水".repeat(14_000), `-${"7".repeat(40_000)}`, "a😀".repeat(9_000));
+    const payload = fc.record({ text: long, more: fc.array(fc.oneof(long, fc.jsonValue({ maxDepth: 1 })), { maxLength: 3 }) });
+    const at = fc.oneof(fc.nat({ max: 80 }), fc.nat());
+    const edits = fc.array(fc.tuple(at, fc.constantFrom(0x22, 0x5c, 0x00, 0x1f, 0x7b, 0x7d, 0x3a, 0x80, 0xbf, 0xc0, 0xed, 0xf0, 0xff, 0x20)), { maxLength: 4 });
+    const plain = (v: unknown): unknown => (v === undefined ? undefined : structuredClone(v));
+    fc.assert(
+      fc.property(message, payload, edits, fc.boolean(), (m, p, e, asProto) => {
+        const msg = { ...m, payload: p } as never;
+        const bytes = mutate(asProto ? messageProto(msg) : new TextEncoder().encode(messageJson(msg)), e);
+        const inPlace = decodeUplinkBytes(bytes);
+        expect(plain(inPlace)).toEqual(plain(decodeMessageBytes(bytes, parseJsonSharing)));
+        if (inPlace) validateUplink(inPlace, 1n, 0);
+      }),
+      { ...FUZZ, numRuns: Math.max(100, Math.floor(FUZZ.numRuns / 4)) },
+    );
+  }, 60_000);
 
   test("text frames: random strings, JSON values, CLIENT_ACK lookalikes", () => {
     fc.assert(
