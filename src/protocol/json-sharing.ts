@@ -7,7 +7,7 @@
 import { isUtf8 } from "node:buffer";
 import { keepPayloadBytes, keepPayloadText, LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, memberSpan, parseJson, skipSpace, stringEnd, utf8Length } from "./json.ts";
 import { decodeMessagePb } from "./pb.ts";
-import { decodeMessageBytes, looksLikeJsonObject } from "./uplink.ts";
+import { decodeMessageBytes, isObject, looksLikeJsonObject, skipSpaceBytes } from "./uplink.ts";
 
 /** String values at least this long are candidates for `parseJsonSharing` (shorter ones cost little to copy). */
 const SHARED_STRING_CHARS = 4096;
@@ -124,14 +124,6 @@ function closingQuote(b: Uint8Array, open: number): number {
   return -1;
 }
 
-function skipSpaceBytes(b: Uint8Array, i: number): number {
-  for (;;) {
-    const c = b[i];
-    if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) return i;
-    i++;
-  }
-}
-
 /**
  * Whether bytes [from, to) hold neither a backslash nor a control character
  * (below 0x20): a string body JSON reads verbatim. Four bytes at a time (the
@@ -140,15 +132,19 @@ function skipSpaceBytes(b: Uint8Array, i: number): number {
  * 9–16 ms, this one for ~3.6 (`bun bench/alloc-faults.ts`).
  */
 export function verbatimBytes(b: Uint8Array, from: number, to: number): boolean {
-  let i = from;
   const base = b.byteOffset;
-  for (; i < to && ((base + i) & 3) !== 0; i++) {
-    const c = b[i]!;
-    if (c < 0x20 || c === BACKSLASH) return false;
-  }
-  const words = (to - i) >>> 2;
-  if (!wordsVerbatim(new Uint32Array(b.buffer, base + i, words))) return false;
-  for (i += words * 4; i < to; i++) {
+  const head = Math.min(to, from + ((4 - ((base + from) & 3)) & 3)); // up to the first word boundary
+  const words = (to - head) >>> 2;
+  return (
+    bytesVerbatim(b, from, head) &&
+    wordsVerbatim(new Uint32Array(b.buffer, base + head, words)) &&
+    bytesVerbatim(b, head + words * 4, to)
+  );
+}
+
+/** `verbatimBytes` one byte at a time (the few before and after the whole words). */
+function bytesVerbatim(b: Uint8Array, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
     const c = b[i]!;
     if (c < 0x20 || c === BACKSLASH) return false;
   }
@@ -332,9 +328,7 @@ function byteAt(pieces: readonly Piece[], index: number): number {
  */
 export function readLargeMessage(bytes: Uint8Array): Record<string, unknown> | undefined {
   const r = parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH);
-  const v = r.value;
-  if (typeof v !== "object" || v === null || Array.isArray(v)) return undefined;
-  return withPayloadBytes(v as Record<string, unknown>, r, bytes);
+  return isObject(r.value) ? withPayloadBytes(r.value, r, bytes) : undefined;
 }
 
 /**

@@ -12,9 +12,8 @@ import { decodeClientAckPb } from "./pb.ts";
 
 const OPEN_BRACE = 0x7b;
 
-/** Index of the first byte that is not JSON whitespace. */
-function firstNonSpace(bytes: Uint8Array): number {
-  let i = 0;
+/** Index of the first byte at or after `i` that is not JSON whitespace (the length when there is none). */
+export function skipSpaceBytes(bytes: Uint8Array, i = 0): number {
   while (i < bytes.length) {
     const b = bytes[i]!;
     if (b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09) break;
@@ -24,9 +23,10 @@ function firstNonSpace(bytes: Uint8Array): number {
 }
 
 /** Whether the first byte that is not JSON whitespace opens an object (then the bytes are read as JSON first). */
-export const looksLikeJsonObject = (bytes: Uint8Array): boolean => bytes[firstNonSpace(bytes)] === OPEN_BRACE;
+export const looksLikeJsonObject = (bytes: Uint8Array): boolean => bytes[skipSpaceBytes(bytes)] === OPEN_BRACE;
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null). */
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * A business acknowledgement in binary form: the text `CLIENT_ACK,…` (svc.v2
