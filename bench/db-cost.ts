@@ -1,8 +1,8 @@
 /**
  * db-cost: the database's CPU per stored C2C message, by batch size, without
  * the transport: the node's own DeliveryWriter writes `--n` messages in batches
- * of B (each message with its two inbox rows and the sender's mark, as the
- * engine queues them), then the receivers' acks go through writeMarks in
+ * of B (each message its row alone, naming the sending device, as the engine
+ * queues a C2C), then the receivers' acks go through writeMarks in
  * batches of `--marks`. PostgreSQL: CPU of every `postgres` process (backends,
  * WAL writer) from /proc, on an otherwise idle server; PGlite (memory://): this
  * process's CPU, the database runs inside it (so it includes the writer's own JS). What a batch's fixed cost is
@@ -28,9 +28,9 @@ const item = (pair: number): StoreItem => {
   const id = next++;
   const from = 1000n + BigInt(pair) * 2n;
   return {
-    row: { id, clientId: `C2C.${id}.1764000000000.r`, chatType: "C2C", fromId: from, toId: from + 1n, msgType: "text", payload, serverTs: Date.now() },
-    inbox: [from + 1n, from],
-    marks: [{ userId: from, deviceId: "a" }],
+    row: { id, clientId: `C2C.${id}.1764000000000.r`, chatType: "C2C", fromId: from, toId: from + 1n, msgType: "text", payload, serverTs: Date.now(), fromDevice: "a" },
+    inbox: [],
+    marks: [],
   };
 };
 

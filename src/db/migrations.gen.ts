@@ -189,5 +189,16 @@ export const migrations: readonly EmbeddedMigration[] = [
     "statements": [
       "-- Nothing reads messages by server_ts alone (the conversation list uses the per-side C2C indexes, prune and\n-- offline pulls the time-ordered id): one index fewer on every message insert.\nDROP INDEX IF EXISTS \"messages_server_ts_idx\";"
     ]
+  },
+  {
+    "tag": "0014_c2c_without_inbox",
+    "hash": "02e7d32d5c1f5fe39a954f21a27a0dddfc27ce561bb10b25340831472cb17c49",
+    "statements": [
+      "-- C2C messages get no inbox rows and no sender mark from now on: a device's C2C pending set is read from the\n-- per-side C2C indexes (now by server id) and the sending device is the new from_device column. Rows stored\n-- before keep their inbox rows and marks, which still count (docs/delivery.md \"C2C\").\nDROP INDEX \"messages_c2c_from_idx\";",
+      "DROP INDEX \"messages_c2c_to_idx\";",
+      "ALTER TABLE \"messages\" ADD COLUMN \"from_device\" text;",
+      "CREATE INDEX \"messages_c2c_from_idx\" ON \"messages\" USING btree (\"from_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
+      "CREATE INDEX \"messages_c2c_to_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';"
+    ]
   }
 ];

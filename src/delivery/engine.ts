@@ -132,10 +132,13 @@ export class Engine implements DeliveryEngine, Notifier {
       const serverId = this.d.ids.next();
       const group = msg.type === "C2G";
       // A group message is one timeline entry; the sending device's cursor takes it once its number is known.
+      // A C2C message is its row alone: its two users' devices find it by the row's sides, the sending device by
+      // the row's from_device (docs/delivery.md "C2C").
+      const bare = group || msg.type === "C2C";
       const stored = this.d.writer.messages.add({
-        row: toRow(msg, serverId),
-        inbox: group ? [] : routed.route.inbox,
-        marks: group ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
+        row: toRow(msg, serverId, session.deviceId),
+        inbox: bare ? [] : routed.route.inbox,
+        marks: bare ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
       });
       this.#track(
         stored.then(

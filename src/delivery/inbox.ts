@@ -81,6 +81,24 @@ function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
 }
 
 /**
+ * C2C messages a user's device has not acknowledged, from its floor up (docs/delivery.md "C2C"): a C2C message
+ * has no inbox rows, its sides say whose it is. Those the user received, and those the user sent, except from
+ * this device (the row's from_device; rows stored before it existed have a sender mark). One index range each
+ * (messages_c2c_to_idx, messages_c2c_from_idx); a note to oneself is in both, and every reader takes ids as a set.
+ */
+function c2cPending(user: SQL, device: SQL, floor: SQL): SQL {
+  const unmarked = sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = m.id)`;
+  return sql`select m.id as mid from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
+      and (m.from_id <> ${user} or m.from_device is distinct from ${device}) and ${unmarked}
+    union all select m.id as mid from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
+      and m.from_device is distinct from ${device} and ${unmarked}`;
+}
+
+/** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
+const directPending = (user: SQL, device: SQL, floor: SQL): SQL => sql`${inboxPending(user, device, floor)}
+    union all ${c2cPending(user, device, floor)}`;
+
+/**
  * Server ids of the messages the device has not acknowledged: its inbox
  * messages and its timelines' entries, none of `exclude` (acknowledged but
  * maybe not committed yet, src/delivery/marks.ts).
@@ -89,12 +107,12 @@ function pendingIds(userId: bigint, deviceId: string, exclude: readonly MarkRow[
   const ids = exclude.filter((m) => m.seq === undefined).map((m) => m.messageId);
   const seqs = exclude.filter((m) => m.seq !== undefined);
   const [u, d, floor] = [sql`${userId}`, sql`${deviceId}`, floorOf(userId, deviceId)];
-  const skipIds = ids.length ? sql` and not (i.message_id = any(${decimals(ids)}::bigint[]))` : sql``;
+  const skipIds = ids.length ? sql` where not (p.mid = any(${decimals(ids)}::bigint[]))` : sql``;
   const skipSeqs = seqs.length
     ? sql` and not exists (select 1 from unnest(${decimals(seqs.map((m) => m.conv!))}::bigint[], ${decimals(seqs.map((m) => m.seq!))}::bigint[])
         as x(c, s) where x.c = t.conv_id and x.s = t.seq)`
     : sql``;
-  return sql`${inboxPending(u, d, floor)}${skipIds}
+  return sql`select p.mid from (${directPending(u, d, floor)}) p${skipIds}
     union all select p.mid from (${timelinePending(u, d, floor)}${skipSeqs}) p`;
 }
 
@@ -116,8 +134,12 @@ const toTarget = (r: TargetRow): AckTarget => ({
   ...(r.seq !== null ? { conv: BigInt(r.conv_id!), seq: BigInt(r.seq) } : {}),
 });
 
-/** The user may acknowledge message `m` (alias of messages, `t` its timeline entry): in their inbox, or in one of their spans. */
-const mayAck = (userId: bigint) => sql`(exists (select 1 from inbox i where i.user_id = ${userId} and i.message_id = m.id)
+/**
+ * The user may acknowledge message `m` (alias of messages, `t` its timeline entry): one of its C2C sides, in
+ * their inbox, or in one of their spans.
+ */
+const mayAck = (userId: bigint) => sql`((m.chat_type = 'C2C' and (m.from_id = ${userId} or m.to_id = ${userId}))
+  or exists (select 1 from inbox i where i.user_id = ${userId} and i.message_id = m.id)
   or exists (select 1 from timeline_member s where s.conv_id = t.conv_id and s.user_id = ${userId}
     and t.seq > s.join_seq and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN})))`;
 
@@ -171,7 +193,7 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
         where dev.ok and dev.known is null
         on conflict do nothing),
       f as (select dev.*, coalesce(dev.known, dev.computed) as floor from dev)
-      select f.ord, f.status, f.ok and (exists (${inboxPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
+      select f.ord, f.status, f.ok and (exists (${directPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
         or exists (${timelinePending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})) as pending
       from f`;
 }
@@ -373,9 +395,7 @@ export class InboxReader {
     const safe = idFloorForTime(settledMs);
     await this.store.db.transaction(async (tx) => {
       await tx.execute(sql`update ${deliveryDevices} d set floor_id = least(${safe}, coalesce(
-        (select min(i.message_id) from ${inbox} i where i.user_id = d.user_id and i.message_id >= d.floor_id
-          and not exists (select 1 from ${deliveryMarks} m where m.user_id = d.user_id and m.device_id = d.device_id
-            and m.message_id = i.message_id)), ${safe}))
+        (select min(p.mid) from (${directPending(sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`)}) p), ${safe}))
         where d.floor_id < ${safe}`);
       await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
@@ -439,6 +459,7 @@ export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatTyp
     where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
     order by (case when t.seq is null
         then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
+          or coalesce(m.chat_type = 'C2C' and m.from_id = ${userId} and m.from_device = ${deviceId}, false)
         else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
           and c.conv_id = t.conv_id and (t.seq <= c.seq or c.above @> t.seq)) end), m.id
     limit 1`;

@@ -5,7 +5,8 @@ import { heldPayloadUtf8 } from "../model/message.ts";
 import type { ImMessage } from "./ports.ts";
 import type { StoredRow } from "./writer.ts";
 
-export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
+/** `fromDevice`: the sending device of a client's message (a C2C's sending device is told by it, not by a mark). */
+export function toRow(msg: ImMessage, serverId: bigint, fromDevice?: string): StoredRow {
   const utf8 = heldPayloadUtf8(msg);
   const row: StoredRow = {
     id: serverId,
@@ -19,6 +20,7 @@ export function toRow(msg: ImMessage, serverId: bigint): StoredRow {
     e2ee: msg.e2ee ? stringifyJson(msg.e2ee) : null,
     createdAt: msg.created_at === undefined ? null : stringifyJson(msg.created_at),
     serverTs: msg.server_ts,
+    fromDevice: fromDevice ?? null,
   };
   if (utf8) {
     // Bound as bytes; the text only if a batch of several needs it (the message's own, decoded once if at all).

@@ -1,7 +1,8 @@
 /**
- * Store first, in groups: messages, their inbox rows and the sending device's
- * mark (C2C, C2S, S2C) or their timeline entry (C2G) go to the database in one
- * statement per batch (docs/delivery.md).
+ * Store first, in groups: messages (a C2C message is its row alone), the
+ * inbox rows and the sending device's mark of C2S and S2C, and the timeline
+ * entries of C2G go to the database in one statement per batch
+ * (docs/delivery.md).
  * A message's promise settles only after its batch committed, so a
  * SERVER_ACK sent on it names a durable row.
  */
@@ -14,7 +15,7 @@ import { metrics } from "../metrics/index.ts";
 export type MessageRow = typeof messages.$inferInsert;
 
 /**
- * One device's acknowledgement: of an inbox message (a `delivery_mark` row), or
+ * One device's acknowledgement: of a C2C, C2S or S2C message (a `delivery_mark` row), or
  * — with `conv` and `seq` — of a timeline entry (the device's cursor in that
  * conversation moves; docs/delivery.md "Cursors").
  */
@@ -31,9 +32,9 @@ export type StoredRow = MessageRow & { id: bigint; serverTs: number; payloadUtf8
 
 export interface StoreItem {
   readonly row: StoredRow;
-  /** Users whose inbox gets the message (receiver(s) and the sender); none for C2G (its timeline is the group's). */
+  /** Users whose inbox gets the message (C2S, S2C); none for C2C (its row's sides) and C2G (its group's timeline). */
   readonly inbox: readonly bigint[];
-  /** Devices that already have it (the sending device; the excepted device of a notice). */
+  /** Devices that already have it (a C2S's sending device; the excepted device of a notice). */
   readonly marks: readonly { userId: bigint; deviceId: string }[];
 }
 
@@ -221,18 +222,24 @@ const DEDUPLICATING_ROWS = " where mid in (select id from m) on conflict do noth
  * in commit order and never skipped: a reader that sees number n sees every
  * number below it.
  */
-const insertBatch = (rows: string, deduplicating: boolean, timeline: boolean) => `with m as (
-  insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts)
+const insertBatch = (rows: string, deduplicating: boolean, timeline: boolean, extra: boolean) => `with m as (
+  insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts, from_device)
   ${rows}
   ${deduplicating ? "on conflict do nothing " : ""}returning id, chat_type, to_id
-)${timeline ? TIMELINE_CTES : ""}, b as (
+)${timeline ? TIMELINE_CTES : ""}${extra ? extraCtes(deduplicating) : ""}
+${timeline ? "select m.id, t.seq from m left join t on t.message_id = m.id" : "select m.id, null::bigint as seq from m"}`;
+
+/**
+ * Inbox rows and marks, only in the texts for batches that hold some (C2S, S2C): a batch of C2C messages alone has
+ * none (docs/delivery.md "C2C"), and planning two inserts over empty arrays is a C2C batch's cost for nothing.
+ */
+const extraCtes = (deduplicating: boolean) => `, b as (
   insert into inbox (user_id, message_id)
-  select u, mid from unnest($12::bigint[], $13::bigint[]) as x(u, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
+  select u, mid from unnest($13::bigint[], $14::bigint[]) as x(u, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
 ), k as (
   insert into delivery_mark (user_id, device_id, message_id)
-  select u, d, mid from unnest($14::bigint[], $15::text[], $16::bigint[]) as y(u, d, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
-)
-${timeline ? "select m.id, t.seq from m left join t on t.message_id = m.id" : "select m.id, null::bigint as seq from m"}`;
+  select u, d, mid from unnest($15::bigint[], $16::text[], $17::bigint[]) as y(u, d, mid)${deduplicating ? DEDUPLICATING_ROWS : ""}
+)`;
 
 /**
  * The C2G numbering steps, only in the texts for batches that hold a group
@@ -253,7 +260,7 @@ const TIMELINE_CTES = `, g as (
 )`;
 
 const BATCH_ROWS = `select * from unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::text[],
-    $8::text[], $9::text[], $10::text[], $11::bigint[])`;
+    $8::text[], $9::text[], $10::text[], $11::bigint[], $12::text[])`;
 /**
  * A batch of one message (an idle node's, or a large message, which goes
  * alone) binds its columns as scalars: a 16 MiB payload inside a text[]
@@ -262,11 +269,12 @@ const BATCH_ROWS = `select * from unnest($1::bigint[], $2::text[], $3::text[], $
  * node holds as bytes already (as it arrived) is bound as those bytes.
  */
 const ONE_ROW = `select $1::bigint, $2::text, $3::text, $4::bigint, $5::bigint, $6::text, $7::text,
-    $8::text, $9::text, $10::text, $11::bigint`;
+    $8::text, $9::text, $10::text, $11::bigint, $12::text`;
 
-/** insertBatch's fixed texts by [deduplicating][one row][with a group message], each prepared once per connection. */
-const INSERT = [false, true].map((dedup) => [BATCH_ROWS, ONE_ROW].map((rows) => [false, true].map((timeline) => insertBatch(rows, dedup, timeline))));
-const insertText = (dedup: boolean, one: boolean, timeline: boolean): string => INSERT[+dedup]![+one]![+timeline]!;
+/** insertBatch's fixed texts by [deduplicating][one row][with a group message][with inbox rows or marks], each prepared once per connection. */
+const FLAGS = [false, true];
+const INSERT = FLAGS.map((dedup) => [BATCH_ROWS, ONE_ROW].map((rows) => FLAGS.map((timeline) => FLAGS.map((extra) => insertBatch(rows, dedup, timeline, extra)))));
+const insertText = (dedup: boolean, one: boolean, timeline: boolean, extra: boolean): string => INSERT[+dedup]![+one]![+timeline]![+extra]!;
 
 const isUniqueViolation = (e: unknown): boolean => (e as { code?: unknown } | null)?.code === "23505";
 
@@ -274,17 +282,18 @@ type Inserted = { id: bigint | string; seq: bigint | string | null };
 
 /** Plain inserts first; a batch that hit a unique index is written again deduplicating. */
 async function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[]> {
+  const extra = params.length > MESSAGE_COLUMNS;
   try {
-    return await store.query<Inserted>(insertText(false, one, timeline), params);
+    return await store.query<Inserted>(insertText(false, one, timeline, extra), params);
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     metrics.dbRewrites.inc();
-    return store.query<Inserted>(insertText(true, one, timeline), params);
+    return store.query<Inserted>(insertText(true, one, timeline, extra), params);
   }
 }
 
 /** The messages columns come first in the batch statement's parameters; the payload is the eighth. */
-const MESSAGE_COLUMNS = 11;
+const MESSAGE_COLUMNS = 12;
 const PAYLOAD_COLUMN = 7;
 
 /**
@@ -304,7 +313,7 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
     const r = item.row;
     const id = r.id.toString();
     const payload = one && r.payloadUtf8 ? null : r.payload; // bound as its bytes below: its text is not read
-    const row = [id, r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", payload, r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs)];
+    const row = [id, r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", payload, r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs), r.fromDevice ?? null];
     for (let c = 0; c < MESSAGE_COLUMNS; c++) cols[c]!.push(row[c]!);
     for (const u of item.inbox) {
       boxUsers.push(u.toString());
@@ -316,8 +325,9 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
       markIds.push(id);
     }
   }
-  const [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs] = cols as [
+  const [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices] = cols as [
     string[], string[], string[], (string | null)[], string[], string[], string[], string[], (string | null)[], (string | null)[], string[],
+    (string | null)[],
   ];
   // Never-null decimals go bare; texts and nullable columns quoted (NULL where absent). One message's payload
   // goes as the bytes it arrived in when the node holds them (Store.query binds them as the text's UTF-8).
@@ -326,8 +336,10 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
     : [
         decimalArray(ids), arrayLiteral(clientIds), arrayLiteral(chatTypes), arrayLiteral(froms), decimalArray(tos), arrayLiteral(msgTypes),
         arrayLiteral(actions), arrayLiteral(payloads), arrayLiteral(e2ees), arrayLiteral(createdAts), decimalArray(serverTs),
+        arrayLiteral(fromDevices),
       ];
   if (one && unique[0]!.row.payloadUtf8) columns[PAYLOAD_COLUMN] = unique[0]!.row.payloadUtf8;
+  if (!boxIds.length && !markIds.length) return columns; // the text without the inbox and mark steps
   return [...columns, decimalArray(boxUsers), decimalArray(boxIds), decimalArray(markUsers), arrayLiteral(markDevices), decimalArray(markIds)];
 }
 
@@ -389,7 +401,7 @@ const orderKey = (i: StoreItem): unknown =>
 /** A batch takes messages up to this many stored bytes (at least one): a 16 MiB message is written alone. */
 const BATCH_BYTES = 1 << 20;
 
-/** The node's message queue: messages with their inbox rows and sender marks, group-committed, bounded. */
+/** The node's message queue: messages with their inbox rows, sender marks and timeline entries, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
 

@@ -74,7 +74,11 @@ for (const kind of storeKinds()) {
         serverTs: now,
       }));
       const c2cId = ids.next();
-      await db.insert(messages).values([...rows, { id: c2cId, clientId: `C2C.77.${now}.x`, chatType: "C2C", fromId: A, toId: B, payload: "{}", serverTs: now }]);
+      // A C2C stored the old way too (inbox rows for both users, the sending device's mark), kept by 0014.
+      for (const r of [...rows, { id: c2cId, clientId: `C2C.77.${now}.x`, chatType: "C2C", fromId: A, toId: B, payload: "{}", serverTs: now }]) {
+        await store.rows(sql`insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts)
+          values (${r.id}, ${r.clientId}, ${r.chatType}, ${r.fromId}, ${r.toId}, ${r.payload}, ${r.serverTs})`);
+      }
       const box: [bigint, number[]][] = [
         [A, [0, 1, 2, 3, 4, 5]],
         [B, [0, 1, 2, 3, 4, 5]],

@@ -64,11 +64,58 @@ for (const kind of storeKinds()) {
       expect(row).toMatchObject({ chatType: "C2C", fromId: ALICE, toId: BOB, msgType: "text" });
       expect(row!.id > 2n ** 53n).toBe(true);
       expect(ack.server_ts).toBe(row!.serverTs);
-      const box = await ts.store.db.select().from(inbox).where(eq(inbox.messageId, row!.id));
-      expect(box.map((r) => r.userId).sort()).toEqual([ALICE, BOB]);
-      // The sending device is marked at store time.
-      const marks = await ts.store.db.select().from(deliveryMarks).where(eq(deliveryMarks.messageId, row!.id));
-      expect(marks.map((r) => r.deviceId)).toEqual(["a1"]);
+      // The row alone (docs/delivery.md "C2C"): no inbox rows, no mark; the row names the sending device.
+      expect(row!.fromDevice).toBe("a1");
+      expect(await ts.store.db.select().from(inbox).where(eq(inbox.messageId, row!.id))).toEqual([]);
+      expect(await ts.store.db.select().from(deliveryMarks).where(eq(deliveryMarks.messageId, row!.id))).toEqual([]);
+      // Pending for every device that should see it but the sending one.
+      const pendingOf = async (user: bigint, device: string) => (await rig.delivery.inbox.pending(user, device, 10)).rows.map((r) => r.clientId);
+      expect(await pendingOf(ALICE, "a1")).toEqual([]);
+      for (const [user, device] of [[ALICE, "a2"], [BOB, "b1"], [BOB, "b2"]] as const) expect(await pendingOf(user, device)).toEqual([m.id as string]);
+    });
+
+    test("C2C without inbox rows: a note to oneself, acks from either side, and what each device still has pending", async () => {
+      rig.social.befriend(ALICE, ALICE); // the real graph lets anyone write to themselves
+      const [s1, s3] = [rig.sessions.open(ALICE, "a1"), rig.sessions.open(BOB, "b1")];
+      for (const d of ["a2", "a3"]) rig.sessions.open(ALICE, d); // seen once: their floors are set
+      await rig.settle();
+      const note = uplink("C2C", ALICE, ALICE);
+      const sent = uplink("C2C", ALICE, BOB);
+      const got = uplink("C2C", BOB, ALICE);
+      await send(s1, note);
+      await send(s1, sent);
+      await send(s3, got);
+      const pendingOf = async (user: bigint, device: string) => (await rig.delivery.inbox.pending(user, device, 10)).rows.map((r) => r.clientId);
+      const hasPending = (user: bigint, device: string) => rig.delivery.inbox.hasPending(user, device);
+      // Each message once per device that should see it; the sending device never has its own.
+      expect(await pendingOf(ALICE, "a1")).toEqual([got.id as string]);
+      for (const d of ["a2", "a3"]) expect(await pendingOf(ALICE, d)).toEqual([note.id, sent.id, got.id] as string[]);
+      expect(await pendingOf(BOB, "b1")).toEqual([sent.id as string]);
+      // A restarted node (nothing in memory): acks resolve from the store. The note and the sent message acked by a
+      // sender's other device, the received one by the receiver.
+      await rig.delivery.stop();
+      rig = deliveryOn(ts.store);
+      const [a1, a2, b1] = [rig.sessions.open(ALICE, "a1"), rig.sessions.open(ALICE, "a2"), rig.sessions.open(BOB, "b1")];
+      await rig.settle();
+      rig.delivery.engine.onAck(a2, { type: "C2C", msgId: note.id as string, did: "a2" });
+      rig.delivery.engine.onAck(a2, { type: "C2C", msgId: (sent.id as string).split(".")[1]!, did: "a2", tsidOnly: true });
+      rig.delivery.engine.onAck(a1, { type: "C2C", msgId: got.id as string, did: "a1" });
+      rig.delivery.engine.onAck(b1, { type: "C2C", msgId: sent.id as string, did: "b1" });
+      await rig.settle();
+      for (const [s, n] of [[a1, 1], [a2, 2], [b1, 1]] as const) expect(s.msgs({ type: "CLIENT_ACK_CONFIRM" })).toHaveLength(n);
+      expect(await pendingOf(ALICE, "a1")).toEqual([]);
+      expect(await pendingOf(ALICE, "a2")).toEqual([got.id as string]);
+      expect(await pendingOf(ALICE, "a3")).toEqual([note.id, sent.id, got.id] as string[]);
+      expect(await pendingOf(BOB, "b1")).toEqual([]);
+      expect([await hasPending(ALICE, "a1"), await hasPending(ALICE, "a3"), await hasPending(BOB, "b1")]).toEqual([false, true, false]);
+      // A stranger cannot acknowledge a C2C of others: the store finds nothing they may ack.
+      const c1 = rig.sessions.open(CAROL, "c1");
+      await rig.settle();
+      rig.delivery.engine.onAck(c1, { type: "C2C", msgId: sent.id as string, did: "c1" });
+      await rig.settle();
+      expect(c1.msgs({ type: "CLIENT_ACK_CONFIRM" })).toHaveLength(0);
+      expect(only(c1, { action: "invalid_message" })).toMatchObject({ in_reply_to: sent.id });
+      expect(await ts.store.db.select().from(deliveryMarks).where(eq(deliveryMarks.userId, CAROL))).toEqual([]);
     });
 
     test("C2G reaches every member's devices with one Outbound, then the social graph hears of it", async () => {
@@ -470,17 +517,25 @@ for (const kind of storeKinds()) {
 
     test("retention prune removes old messages with their inbox rows and marks", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");
+      const b1 = rig.sessions.open(BOB, "b1");
       await rig.settle();
-      const old = uplink("C2C", ALICE, BOB);
-      await send(a1, old);
+      // Each round: a C2C that b1 acknowledges (a mark) and a notice to BOB (an inbox row).
+      const round = async () => {
+        const m = uplink("C2C", ALICE, BOB);
+        await send(a1, m);
+        rig.delivery.engine.onAck(b1, { type: "C2C", msgId: m.id as string, did: "b1" });
+        await rig.delivery.notifier.notify([BOB], "app_upgrade", { version: "2" });
+        await rig.settle();
+        return m;
+      };
+      const old = await round();
       rig.clock.advance(181 * 86_400_000);
-      const fresh = uplink("C2C", ALICE, BOB);
-      await send(a1, fresh);
-      expect(await rig.delivery.prune()).toBe(1);
+      const fresh = await round();
+      expect(await rig.delivery.prune()).toBe(2);
       expect(await rows(old.id as string)).toHaveLength(0);
       expect(await rows(fresh.id as string)).toHaveLength(1);
-      expect((await ts.store.db.select().from(inbox)).length).toBe(2);
-      expect((await ts.store.db.select().from(deliveryMarks)).length).toBe(1);
+      expect((await ts.store.db.select().from(inbox)).length).toBe(1);
+      expect((await ts.store.db.select().from(deliveryMarks)).map((r) => r.messageId)).toEqual((await rows(fresh.id as string)).map((r) => r.id));
     });
   });
 }
@@ -497,9 +552,9 @@ describe("store first [postgres]", () => {
       const before = rig.delivery.core.writerBatches();
       let acks = 0;
       for (const s of sessions) s.onSend = (out) => void (out.msg.type === "C2C_SERVER_ACK" && acks++);
-      // Hold the inbox table: the group commit blocks inside its transaction.
+      // Hold the messages table: the group commit blocks inside its statement.
       const held = locker.db.transaction(async (tx) => {
-        await tx.execute(sql`lock table inbox in access exclusive mode`);
+        await tx.execute(sql`lock table messages in access exclusive mode`);
         for (const s of sessions) for (let i = 0; i < 10; i++) rig.delivery.engine.onMessage(s, uplink("C2C", ALICE, BOB));
         // Wait (by condition, not by time) until the writer is blocked on the lock.
         for (;;) {

@@ -29,14 +29,20 @@ describe("openDevice probes by key [postgres]", () => {
       select 1000 + i, case when i = 1 then 'new' else 'd' end, 'desktop', 1, 1767225600000, 1767225600000 from generate_series(0, ${N - 1}) i`);
     await run(sql`insert into timeline_member (conv_id, user_id, join_seq) select 1 + i % 500, 1000 + i, 0 from generate_series(0, ${N - 1}) i`);
     await run(sql`insert into timeline (message_id, conv_id, seq) select i, 1 + i % 500, 1 + i / 500 from generate_series(1, ${5 * N}) i`);
+    // C2C messages have no inbox rows: a device's are read from the row's sides (docs/delivery.md "C2C").
+    await run(sql`insert into messages (id, client_id, chat_type, from_id, from_device, to_id, payload, server_ts)
+      select ${10 * N} + i, 'C2C.' || i || '.1.r', 'C2C', 1000 + i % ${N}, 'd', 1000 + (i * 7 + 1) % ${N}, '{}', 0 from generate_series(1, ${5 * N}) i`);
   });
   afterAll(() => ts.dispose());
 
   const plan = () => explainPlan(ts.store, openDevicesQuery(REQS));
   const noScans = (text: string) => {
-    for (const table of ["delivery_device", "user_device", "timeline_member", "timeline"]) {
+    for (const table of ["delivery_device", "user_device", "timeline_member", "timeline", "messages"]) {
       expect(text).not.toMatch(new RegExp(`Seq Scan on ${table}\\b`));
     }
+    // A device's C2C by its user's side and the floor: one range of each per-side index.
+    expect(text).toMatch(/messages_c2c_to_idx[^\n]*\n\s*Index Cond: \(\(to_id = [^\n]*\(id >= /);
+    expect(text).toMatch(/messages_c2c_from_idx[^\n]*\n\s*Index Cond: \(\(from_id = [^\n]*\(id >= /);
     // Entries are found per span by (conv_id, seq), never by message_id across every group.
     expect(text).not.toMatch(/Index Cond: \(message_id >=/);
   };

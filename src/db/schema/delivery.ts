@@ -2,11 +2,13 @@ import { index, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
 import { id } from "./columns.ts";
 
 /**
- * Per-recipient inbox: one row per (user, message) the user should see —
- * the receiver of a C2C/C2S/S2C, every member of a C2G, and the sender
- * (for their other devices). Written in the same transaction as `messages`.
- * A device's pending set is its user's inbox from the device floor up,
- * minus its marks (docs/delivery.md).
+ * Per-recipient inbox of C2S and S2C messages: one row per (user, message)
+ * the user should see — the receiver, and a C2S's sender (for their other
+ * devices). Written in the same statement as `messages`. A C2C message has
+ * none (its row's sides say whose it is; rows stored before 0014 have them),
+ * a C2G message neither (its group's timeline). A device's pending set is
+ * its user's inbox and C2C messages from the device floor up, minus its
+ * marks, plus its timelines' entries (docs/delivery.md).
  */
 export const inbox = pgTable(
   "inbox",

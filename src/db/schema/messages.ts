@@ -18,6 +18,11 @@ export const messages = pgTable(
     chatType: text("chat_type").notNull(),
     /** Sender; null for S2C. */
     fromId: id("from_id"),
+    /**
+     * The device that sent it (null for S2C and for rows stored before 0014). A C2C message has no inbox rows:
+     * it is pending for the receiver's devices and the sender's other devices (docs/delivery.md "C2C").
+     */
+    fromDevice: text("from_device"),
     /** Receiving user (C2C, C2S, S2C) or group (C2G). */
     toId: id("to_id").notNull(),
     msgType: text("msg_type").notNull().default(""),
@@ -36,10 +41,10 @@ export const messages = pgTable(
     index("messages_c2c_pair_idx")
       .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, t.id)
       .where(sql`${t.chatType} = 'C2C'`),
-    // The conversation list (src/domain/social/conversations.ts): a user's C2C as sender or as receiver,
-    // newest first and `server_ts > last_server_ts` for the incremental pull (a BitmapOr of the two).
-    index("messages_c2c_from_idx").on(t.fromId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
-    index("messages_c2c_to_idx").on(t.toId, t.serverTs).where(sql`${t.chatType} = 'C2C'`),
+    // A user's C2C as sender and as receiver, by server id: what a device has pending (its inbox, in place of
+    // inbox rows: docs/delivery.md "C2C") and the conversation list (src/domain/social/conversations.ts).
+    index("messages_c2c_from_idx").on(t.fromId, t.id).where(sql`${t.chatType} = 'C2C'`),
+    index("messages_c2c_to_idx").on(t.toId, t.id).where(sql`${t.chatType} = 'C2C'`),
     // Acknowledgements name a message by its §2.8 id or (frame ACK) by its tsid segment, and the id's TYPE is the
     // chat type: every lookup says `chat_type = TYPE and split_part(client_id, '.', 2) = tsid`, so an ack of an
     // unknown id is one index probe. C2C and C2G are served by their unique indexes below (no extra index on

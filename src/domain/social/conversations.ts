@@ -1,6 +1,6 @@
 import { eq, sql, type SQL } from "drizzle-orm";
 import { conversationStates } from "../../db/schema/index.ts";
-import { toId } from "../../ids/tsid.ts";
+import { ID_EPOCH_MS, idFloorForTime, toId } from "../../ids/tsid.ts";
 import { tryParseJson } from "../../protocol/json.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { membership, type SocialContext } from "./context.ts";
@@ -65,6 +65,15 @@ const COLS = sql`m.id, m.client_id, m.chat_type, m.from_id, m.to_id, m.msg_type,
 const newerThan = (since: number | undefined) => (since === undefined ? sql`` : sql` and m.server_ts > ${since}`);
 
 /**
+ * A message's server id is minted after its `server_ts` is taken, on the same node, within the uplink's handling
+ * (well under this margin, a clock stepped back included): so `server_ts > since` implies an id minted after
+ * `since − margin`, which bounds the per-side indexes' ranges (they are by server id).
+ */
+const MINT_MARGIN_MS = 10 * 60_000;
+const newerC2C = (since: number | undefined) =>
+  since === undefined ? sql`` : sql`${newerThan(since)} and m.id >= ${idFloorForTime(Math.max(since - MINT_MARGIN_MS, Number(ID_EPOCH_MS)))}`;
+
+/**
  * The newest C2C per peer of `me`: the partial indexes messages_c2c_from_idx
  * and messages_c2c_to_idx serve the two sides (test/domain/social/conversations-plan.test.ts).
  */
@@ -72,7 +81,7 @@ export function lastC2CQuery(me: bigint, since?: number): SQL {
   return sql`select distinct on (conv)
       case when m.from_id = ${me} then m.to_id else m.from_id end as conv, ${COLS}
     from messages m
-    where m.chat_type = 'C2C' and (m.from_id = ${me} or m.to_id = ${me})${newerThan(since)}
+    where m.chat_type = 'C2C' and (m.from_id = ${me} or m.to_id = ${me})${newerC2C(since)}
     order by conv, m.server_ts desc, m.id desc`;
 }
 

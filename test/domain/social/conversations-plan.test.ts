@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
 import { lastC2CQuery, lastC2GQuery } from "../../../src/domain/social/conversations.ts";
+import { ID_EPOCH_MS } from "../../../src/ids/tsid.ts";
 import { explainPlan, freshStore, type TestStore } from "../../support/stores.ts";
 
 const USERS = 400;
@@ -17,8 +18,9 @@ describe("conversation/mine query plans [postgres]", () => {
     ts = await freshStore("postgres");
     // 20 000 C2C among 400 users, 5 000 C2G in 200 groups; ME is in two groups.
     await ts.store.db.execute(sql`insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts)
-      select i, 'C2C.' || i || '.1.r', 'C2C', 1000 + i % ${USERS}, 1000 + (i * 7 + 1) % ${USERS}, '{}', 1700000000000 + i
-      from generate_series(1, 20000) i`);
+      select (1700000000000 + i - ${ID_EPOCH_MS}) << 22, 'C2C.' || i || '.1.r', 'C2C', 1000 + i % ${USERS}, 1000 + (i * 7 + 1) % ${USERS}, '{}',
+        1700000000000 + i
+      from generate_series(1, 20000) i`); // server ids minted at server_ts, as the node does
     await ts.store.db.execute(sql`insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts)
       select 100000 + i, 'C2G.' || i || '.1.r', 'C2G', 1000 + i % ${USERS}, 5000 + i % 200, '{}', 1700000000000 + i
       from generate_series(1, 5000) i`);
