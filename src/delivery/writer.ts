@@ -282,7 +282,7 @@ type Inserted = { id: bigint | string; seq: bigint | string | null };
 
 /** Plain inserts first; a batch that hit a unique index is written again deduplicating. */
 async function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[]> {
-  const extra = params.length > MESSAGE_COLUMNS;
+  const extra = params.length > MESSAGE_COLUMNS; // batchParams leaves the inbox and mark columns out when it has none
   try {
     return await store.query<Inserted>(insertText(false, one, timeline, extra), params);
   } catch (e) {
