@@ -80,6 +80,9 @@ function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
     and not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = i.message_id)`;
 }
 
+/** Message `m` was sent from this device (its row's from_device; false for rows stored before 0014 and for S2C). */
+const sentFrom = (user: SQL, device: SQL): SQL => sql`coalesce(m.from_id = ${user} and m.from_device = ${device}, false)`;
+
 /**
  * C2C messages a user's device has not acknowledged, from its floor up (docs/delivery.md "C2C"): a C2C message
  * has no inbox rows, its sides say whose it is. Those the user received, and those the user sent, except from
@@ -89,9 +92,9 @@ function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
 function c2cPending(user: SQL, device: SQL, floor: SQL): SQL {
   const unmarked = sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = m.id)`;
   return sql`select m.id as mid from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
-      and (m.from_id <> ${user} or m.from_device is distinct from ${device}) and ${unmarked}
+      and not ${sentFrom(user, device)} and ${unmarked}
     union all select m.id as mid from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
-      and m.from_device is distinct from ${device} and ${unmarked}`;
+      and not ${sentFrom(user, device)} and ${unmarked}`;
 }
 
 /** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
@@ -459,7 +462,7 @@ export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatTyp
     where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
     order by (case when t.seq is null
         then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
-          or coalesce(m.chat_type = 'C2C' and m.from_id = ${userId} and m.from_device = ${deviceId}, false)
+          or (m.chat_type = 'C2C' and ${sentFrom(sql`${userId}`, sql`${deviceId}`)})
         else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
           and c.conv_id = t.conv_id and (t.seq <= c.seq or c.above @> t.seq)) end), m.id
     limit 1`;
