@@ -32,7 +32,7 @@ import {
 } from "./ports.ts";
 import { RecentMessages } from "./recent.ts";
 import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
-import { route } from "./route.ts";
+import { route, routeNow, type Routed } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
 import type { DeliveryWriter, MarkRow, StoreItem } from "./writer.ts";
@@ -110,64 +110,77 @@ export class Engine implements DeliveryEngine, Notifier {
       return;
     }
     const msg = v.msg;
-    // Social checks of one connection run concurrently, but enter the store queue in arrival order.
+    const prev = this.#tails.get(session.connId);
+    // Uplinks of one connection enter the store queue in arrival order. With none of them still being checked,
+    // a check the social cache answers at once stores this one now: no promise between the socket and the queue.
+    if (prev === undefined) {
+      const now = routeNow(msg, this.d.social, this.d.bots);
+      if (now !== undefined) return this.#routed(session, msg, now);
+    }
+    // Otherwise the checks of one connection run concurrently but enter the queue in order, after earlier uplinks.
     const check = route(msg, this.d.social, this.d.bots);
     check.catch(() => {}); // handled where it is awaited (after earlier uplinks of the connection)
-    const prev = this.#tails.get(session.connId) ?? Promise.resolve();
-    const storeDown = () =>
-      this.tell(session, "invalid_message", { reason: "store_unavailable", content: "the message store is unavailable; send it again later" }, msg.id);
-    const step = prev.then(async () => {
+    const step = (prev ?? Promise.resolve()).then(async () => {
       let routed;
       try {
         routed = await check;
       } catch (err) {
         // The social graph could not be read (its store is down): answered like a store refusal.
         this.d.log.warn("delivery: routing failed", { err, id: msg.id });
-        return storeDown();
+        return this.#storeDown(session, msg);
       }
-      if (!routed.ok) {
-        this.tell(session, routed.action, { content: routed.content }, msg.id);
-        return;
-      }
-      const serverId = this.d.ids.next();
-      const group = msg.type === "C2G";
-      // A group message is one timeline entry; the sending device's cursor takes it once its number is known.
-      // A C2C message is its row alone: its two users' devices find it by the row's sides, the sending device by
-      // the row's from_device (docs/delivery.md "C2C").
-      const bare = group || msg.type === "C2C";
-      const stored = this.d.writer.messages.add({
-        row: toRow(msg, serverId, session.deviceId),
-        inbox: bare ? [] : routed.route.inbox,
-        marks: bare ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
-      });
-      this.#track(
-        stored.then(
-          (s) => {
-            if (s.taken) {
-              this.tell(session, "invalid_message", { content: "id already used by another message of this conversation" }, msg.id);
-              return;
-            }
-            session.send(new Outbound(serverAck(msg, s.serverTs)));
-            if (s.duplicate) return;
-            metrics.message(msg.type);
-            if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
-            this.#push(msg, routed.route.inbox, session, serverId, s.seq);
-            if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
-            if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
-          },
-          // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
-          (err: unknown) => {
-            if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
-            storeDown();
-          },
-        ),
-      );
+      this.#routed(session, msg, routed);
     });
     const tail = step.catch((err) => this.d.log.error("delivery: uplink failed", { err, id: msg.id }));
     this.#tails.set(session.connId, tail);
     void tail.then(() => {
       if (this.#tails.get(session.connId) === tail) this.#tails.delete(session.connId);
     });
+  }
+
+  #storeDown(session: Session, msg: ImMessage): void {
+    this.tell(session, "invalid_message", { reason: "store_unavailable", content: "the message store is unavailable; send it again later" }, msg.id);
+  }
+
+  /** A checked uplink: refused, or stored (queued), then acknowledged and pushed once its batch committed. */
+  #routed(session: Session, msg: ImMessage & { type: Exclude<ChatType, "S2C"> }, routed: Routed): void {
+    if (!routed.ok) {
+      this.tell(session, routed.action, { content: routed.content }, msg.id);
+      return;
+    }
+    const serverId = this.d.ids.next();
+    const group = msg.type === "C2G";
+    // A group message is one timeline entry; the sending device's cursor takes it once its number is known.
+    // A C2C message is its row alone: its two users' devices find it by the row's sides, the sending device by
+    // the row's from_device (docs/delivery.md "C2C").
+    const bare = group || msg.type === "C2C";
+    const stored = this.d.writer.messages.add({
+      row: toRow(msg, serverId, session.deviceId),
+      inbox: bare ? [] : routed.route.inbox,
+      marks: bare ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
+    });
+    this.#track(
+      stored.then(
+        (s) => {
+          if (s.taken) {
+            this.tell(session, "invalid_message", { content: "id already used by another message of this conversation" }, msg.id);
+            return;
+          }
+          session.send(new Outbound(serverAck(msg, s.serverTs)));
+          if (s.duplicate) return;
+          metrics.message(msg.type);
+          if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
+          this.#push(msg, routed.route.inbox, session, serverId, s.seq);
+          if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
+          if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
+        },
+        // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
+        (err: unknown) => {
+          if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
+          this.#storeDown(session, msg);
+        },
+      ),
+    );
   }
 
   onAck(session: Session, ack: ClientAck): void {

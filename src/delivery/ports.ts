@@ -76,6 +76,12 @@ export interface SocialGraph {
    * from the database, not the per-message cache (REST authorisation).
    */
   groupMembers(userId: bigint, groupId: bigint, opts?: { readonly fresh?: boolean }): Promise<Result<readonly bigint[]>>;
+  /**
+   * checkC2C and groupMembers (not `fresh`) answered from what is at hand, without waiting: undefined when that is not
+   * enough (then the async form is asked). Optional: delivery routes a message without a promise when they answer.
+   */
+  checkC2CNow?(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Result<void> | undefined;
+  groupMembersNow?(userId: bigint, groupId: bigint): Result<readonly bigint[]> | undefined;
   /** Friends of a user (presence fan-out). */
   friendsOf(userId: bigint): Promise<readonly bigint[]>;
   /** After a C2G message is stored: mentions (payload.at_uids) and conversation bookkeeping. */

@@ -3,7 +3,7 @@
  * is stored. A refusal is an S2C action answered to the sender; the message is
  * not stored.
  */
-import type { Failure, FailureKind } from "../domain/errors.ts";
+import type { Failure, FailureKind, Result } from "../domain/errors.ts";
 import type { Bot } from "./bots.ts";
 import type { ChatType, ImMessage, SocialGraph } from "./ports.ts";
 
@@ -37,18 +37,45 @@ export async function route(
 ): Promise<Routed> {
   const from = msg.from!;
   switch (msg.type) {
+    case "C2C":
+      return c2c(msg, await social.checkC2C(from, msg.to, { encrypted: msg.e2ee !== undefined }));
+    case "C2G":
+      return c2g(from, await social.groupMembers(from, msg.to));
+    case "C2S":
+      return c2s(from, msg.to, bots);
+  }
+}
+
+/**
+ * `route`'s answer when the social graph has it at hand (its cache), else undefined. The common case by far: a
+ * sender's conversations are warm after their first message, and the answer then costs no promise.
+ */
+export function routeNow(
+  msg: ImMessage & { type: Exclude<ChatType, "S2C"> },
+  social: SocialGraph,
+  bots: ReadonlyMap<bigint, Bot | undefined>,
+): Routed | undefined {
+  const from = msg.from!;
+  switch (msg.type) {
     case "C2C": {
-      const r = await social.checkC2C(from, msg.to, { encrypted: msg.e2ee !== undefined });
-      return r.ok ? { ok: true, route: { inbox: withSender([msg.to], from) } } : refusal(r.error);
+      const r = social.checkC2CNow?.(from, msg.to, { encrypted: msg.e2ee !== undefined });
+      return r && c2c(msg, r);
     }
     case "C2G": {
-      const r = await social.groupMembers(from, msg.to);
-      return r.ok ? { ok: true, route: { inbox: withSender(r.value, from) } } : refusal(r.error);
+      const r = social.groupMembersNow?.(from, msg.to);
+      return r && c2g(from, r);
     }
-    case "C2S": {
-      if (!bots.has(msg.to)) return { ok: false, action: "permission_denied", content: `C2S target ${msg.to} is not a bot` };
-      const bot = bots.get(msg.to);
-      return { ok: true, route: { inbox: [from], ...(bot ? { bot } : {}) } };
-    }
+    case "C2S":
+      return c2s(from, msg.to, bots);
   }
+}
+
+const c2c = (msg: ImMessage, r: Result<void>): Routed => (r.ok ? { ok: true, route: { inbox: withSender([msg.to], msg.from!) } } : refusal(r.error));
+
+const c2g = (from: bigint, r: Result<readonly bigint[]>): Routed => (r.ok ? { ok: true, route: { inbox: withSender(r.value, from) } } : refusal(r.error));
+
+function c2s(from: bigint, to: bigint, bots: ReadonlyMap<bigint, Bot | undefined>): Routed {
+  if (!bots.has(to)) return { ok: false, action: "permission_denied", content: `C2S target ${to} is not a bot` };
+  const bot = bots.get(to);
+  return { ok: true, route: { inbox: [from], ...(bot ? { bot } : {}) } };
 }

@@ -170,9 +170,9 @@ for (const kind of storeKinds()) {
       const b1 = rig.sessions.open(BOB, "b1");
       await rig.settle();
       const seen: boolean[] = [];
-      const check = rig.social.checkC2C.bind(rig.social);
-      rig.social.checkC2C = (f: bigint, t: bigint, o?: { readonly encrypted: boolean }) => {
-        seen.push(o!.encrypted);
+      const check = rig.social.c2c.bind(rig.social);
+      rig.social.c2c = (f: bigint, t: bigint, o: { readonly encrypted: boolean }) => {
+        seen.push(o.encrypted);
         return check(f, t, o);
       };
       const e2ee = { e2ee: true, e2ee_ver: 1, e2ee_suite: "RSA-OAEP-256+AES-256-GCM", nonce: "AAEC", keys: [{ did: "b1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }] };
@@ -476,22 +476,26 @@ for (const kind of storeKinds()) {
       ] as never);
     });
 
-    test("messages keep their order per connection even when checks finish out of order", async () => {
-      const a1 = rig.sessions.open(ALICE, "a1");
-      const b1 = rig.sessions.open(BOB, "b1");
-      await rig.settle();
-      const slow = rig.social.checkC2C.bind(rig.social);
-      let n = 0;
-      rig.social.checkC2C = async (f: bigint, t: bigint, o?: { readonly encrypted: boolean }) => {
-        const first = n++ === 0;
-        if (first) await new Promise((r) => setTimeout(r, 20));
-        return slow(f, t, o);
-      };
-      const list = [uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB)];
-      for (const m of list) rig.delivery.engine.onMessage(a1, m);
-      await rig.settle();
-      expect(b1.msgs({ type: "C2C" }).map((m) => m.id)).toEqual(list.map((m) => m.id as string));
-    });
+    for (const later of ["checked at once", "checked slowly too"] as const) {
+      test(`messages keep their order per connection when the first one's check is slow (the later ones ${later})`, async () => {
+        const a1 = rig.sessions.open(ALICE, "a1");
+        const b1 = rig.sessions.open(BOB, "b1");
+        await rig.settle();
+        const check = rig.social.c2c.bind(rig.social);
+        let n = 0;
+        // The first uplink's check is not at hand and takes 20 ms; the later ones' are at hand (or not) and quick.
+        rig.social.checkC2CNow = (f, t, o) => (n === 0 || later === "checked slowly too" ? undefined : check(f, t, o));
+        rig.social.checkC2C = async (f, t, o) => {
+          if (n++ === 0) await new Promise((r) => setTimeout(r, 20));
+          return check(f, t, o);
+        };
+        const list = [uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB), uplink("C2C", ALICE, BOB)];
+        for (const m of list) rig.delivery.engine.onMessage(a1, m);
+        await rig.settle();
+        expect(b1.msgs({ type: "C2C" }).map((m) => m.id)).toEqual(list.map((m) => m.id as string));
+        expect(a1.msgs().filter((m) => m.type === "C2C_SERVER_ACK").map((m) => m.id)).toEqual(list.map((m) => m.id as string));
+      });
+    }
 
     test("compaction moves floors up to the oldest unacked message and drops the marks below", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");

@@ -85,13 +85,26 @@ export class TestSocial implements SocialGraph {
     this.denied.add(`${owner}>${blocked}`);
     return this;
   }
-  async checkC2C(from: bigint, to: bigint, _opts?: { readonly encrypted: boolean }): Promise<Result<void>> {
+  async checkC2C(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Promise<Result<void>> {
+    return this.c2c(from, to, opts);
+  }
+  /** Like the real graph's warm cache: every answer at once (tests that need a slow check replace it). */
+  checkC2CNow(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Result<void> | undefined {
+    return this.c2c(from, to, opts);
+  }
+  c2c(from: bigint, to: bigint, _opts: { readonly encrypted: boolean }): Result<void> {
     if (to === 999n) return fail("permission_denied", "that account cannot receive messages");
     if (this.denied.has(`${to}>${from}`)) return fail("in_denylist", "you are on the receiver's denylist");
     if (!this.friends.has(TestSocial.pair(from, to))) return fail("not_a_friend", "not a friend");
     return ok(undefined);
   }
   async groupMembers(userId: bigint, groupId: bigint): Promise<Result<readonly bigint[]>> {
+    return this.members(userId, groupId);
+  }
+  groupMembersNow(userId: bigint, groupId: bigint): Result<readonly bigint[]> | undefined {
+    return this.members(userId, groupId);
+  }
+  members(userId: bigint, groupId: bigint): Result<readonly bigint[]> {
     const members = this.groups.get(groupId);
     if (!members) return fail("not_found", "group not found");
     if (!members.includes(userId)) return fail("not_group_member", "not a member of this group");

@@ -87,6 +87,22 @@ export class SocialFacts {
     return value;
   }
 
+  /**
+   * What the cache holds now, without loading (undefined: not cached). Delivery asks these first for each message:
+   * a warm answer then costs no promise (src/delivery/route.ts `routeNow`).
+   */
+  userNow(userId: bigint): UserFacts | null | undefined {
+    return this.#users.get(userId)?.value;
+  }
+
+  relationNow(from: bigint, to: bigint): Relation | undefined {
+    return this.#relations.get(`${from}:${to}`)?.value;
+  }
+
+  groupNow(groupId: bigint): GroupFacts | null | undefined {
+    return this.#groups.get(groupId)?.value;
+  }
+
   /** A live user's facts; null when there is no such user or it is deleted. */
   user(userId: bigint): Promise<UserFacts | null> {
     return this.#cached(this.#users, userId, async () => {

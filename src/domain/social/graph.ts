@@ -1,7 +1,7 @@
 import type { ImMessage, SocialGraph } from "../../delivery/ports.ts";
 import { fail, ok, type Result } from "../errors.ts";
 import { AI_ASSISTANT } from "./assistants.ts";
-import type { SocialFacts } from "./facts.ts";
+import type { GroupFacts, Relation, SocialFacts, UserFacts } from "./facts.ts";
 import type { MentionService } from "./mentions.ts";
 
 const OK: Result<void> = ok(undefined);
@@ -24,19 +24,48 @@ export class CachedSocialGraph implements SocialGraph {
    */
   async checkC2C(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Promise<Result<void>> {
     const [sender, recipient] = await Promise.all([this.facts.user(from), this.facts.user(to)]);
+    const needsRelation = sender && recipient && from !== to && !this.#assistantRefusal(sender, recipient, opts);
+    return this.#c2c(from, to, opts, sender, recipient, needsRelation ? await this.facts.relation(from, to) : undefined);
+  }
+
+  /** checkC2C's answer from the cache alone; undefined when a fact it needs is not cached (ask checkC2C). */
+  checkC2CNow(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Result<void> | undefined {
+    const sender = this.facts.userNow(from);
+    const recipient = this.facts.userNow(to);
+    if (sender === undefined || recipient === undefined) return undefined;
+    const needsRelation = sender && recipient && from !== to && !this.#assistantRefusal(sender, recipient, opts);
+    const rel = needsRelation ? this.facts.relationNow(from, to) : undefined;
+    if (needsRelation && rel === undefined) return undefined;
+    return this.#c2c(from, to, opts, sender, recipient, rel);
+  }
+
+  #assistantRefusal(sender: UserFacts, recipient: UserFacts, opts: { readonly encrypted: boolean }): boolean {
+    return opts.encrypted && (sender.accountType === AI_ASSISTANT || recipient.accountType === AI_ASSISTANT);
+  }
+
+  /** The rule itself, over facts already at hand (`rel` is read only past the checks that need none). */
+  #c2c(from: bigint, to: bigint, opts: { readonly encrypted: boolean }, sender: UserFacts | null, recipient: UserFacts | null, rel: Relation | undefined): Result<void> {
     if (!recipient || !sender) return fail("user_not_found", "user not found");
-    if (opts.encrypted && (sender.accountType === AI_ASSISTANT || recipient.accountType === AI_ASSISTANT)) {
+    if (this.#assistantRefusal(sender, recipient, opts)) {
       return fail("permission_denied", "AI assistants are never part of end-to-end encrypted conversations");
     }
     if (from === to) return OK;
-    const rel = await this.facts.relation(from, to);
-    if (rel.denied) return fail("in_denylist", "the recipient does not accept your messages");
-    if (rel.friend || this.allowStrangers() || sender.accountType !== 0 || recipient.accountType !== 0) return OK;
+    if (rel!.denied) return fail("in_denylist", "the recipient does not accept your messages");
+    if (rel!.friend || this.allowStrangers() || sender.accountType !== 0 || recipient.accountType !== 0) return OK;
     return fail("not_a_friend", "you are not friends with this user");
   }
 
   async groupMembers(userId: bigint, groupId: bigint, opts?: { readonly fresh?: boolean }): Promise<Result<readonly bigint[]>> {
-    const group = await this.facts.group(groupId, opts?.fresh === true);
+    return this.#members(userId, await this.facts.group(groupId, opts?.fresh === true));
+  }
+
+  /** groupMembers' answer from the cache alone; undefined when the group is not cached. */
+  groupMembersNow(userId: bigint, groupId: bigint): Result<readonly bigint[]> | undefined {
+    const group = this.facts.groupNow(groupId);
+    return group === undefined ? undefined : this.#members(userId, group);
+  }
+
+  #members(userId: bigint, group: GroupFacts | null): Result<readonly bigint[]> {
     if (!group) return fail("not_found", "group not found");
     if (!group.roles.has(userId)) return fail("not_group_member", "not a member of this group");
     return ok(group.ids);

@@ -24,7 +24,34 @@ for (const kind of storeKinds()) {
       payloadOf(await env.call(a, "POST", "/api/v1/friend/add", { to: b.id }));
       payloadOf(await env.call(b, "POST", "/api/v1/friend/confirm", { from: a.id }));
     }
-    const c2c = async (from: bigint, to: bigint, encrypted = false) => kindOf(await graph().checkC2C(from, to, { encrypted }));
+    /** checkC2C's answer; once it is given, the cache gives the same at once (checkC2CNow: delivery's routeNow). */
+    const c2c = async (from: bigint, to: bigint, encrypted = false) => {
+      const answer = kindOf(await graph().checkC2C(from, to, { encrypted }));
+      const now = graph().checkC2CNow!(from, to, { encrypted });
+      expect(now && kindOf(now)).toBe(answer);
+      return answer;
+    };
+
+    test("checkC2CNow and groupMembersNow answer nothing until the facts they need are cached", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      await befriend(a, b);
+      expect(graph().checkC2CNow!(a.id, b.id, { encrypted: false })).toBeUndefined();
+      await env.node.social.facts.user(a.id);
+      await env.node.social.facts.user(b.id);
+      expect(graph().checkC2CNow!(a.id, b.id, { encrypted: false })).toBeUndefined(); // the pair's relation is not
+      expect(graph().checkC2CNow!(a.id, a.id, { encrypted: false })).toEqual({ ok: true, value: undefined }); // a note to oneself needs none
+      expect(graph().checkC2CNow!(a.id, 987654322n, { encrypted: false })).toBeUndefined(); // never asked about
+      expect(await c2c(a.id, b.id)).toBe("ok");
+      expect(graph().groupMembersNow!(a.id, 4243n)).toBeUndefined(); // never asked about
+      const gid = payloadOf(await env.call(a, "POST", "/api/v1/group/add", { member_uids: [b.id] })).group.gid;
+      const r = await graph().groupMembers(a.id, gid);
+      expect(graph().groupMembersNow!(a.id, gid)).toEqual(r);
+      // A member leaves: whatever the cache answers at once already knows it (the leave invalidated the group).
+      payloadOf(await env.call(b, "POST", "/api/v1/group_member/leave", { gid }));
+      expect(kindOf(graph().groupMembersNow!(b.id, gid) ?? (await graph().groupMembers(b.id, gid)))).toBe("not_group_member");
+      expect(kindOf(graph().groupMembersNow!(b.id, gid)!)).toBe("not_group_member");
+    });
 
     test("checkC2C: user_not_found, not_a_friend, then ok the moment a friendship is confirmed, and back after delete", async () => {
       const a = await env.user();
@@ -88,6 +115,7 @@ for (const kind of storeKinds()) {
       const gid = payloadOf(await env.call(o, "POST", "/api/v1/group/add", { member_uids: [m.id] })).group.gid;
       const members = async (u: bigint) => {
         const r = await graph().groupMembers(u, gid);
+        expect(graph().groupMembersNow!(u, gid)).toEqual(r); // warm now: the same answer at once
         return r.ok ? [...r.value].sort() : r.error.kind;
       };
       expect(await members(o.id)).toEqual([o.id, m.id].sort());
