@@ -32,10 +32,10 @@ import {
 } from "./ports.ts";
 import { RecentMessages } from "./recent.ts";
 import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
-import { route, routeNow, type Routed } from "./route.ts";
+import { route, routeNow, type Route, type Routed } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
-import type { DeliveryWriter, MarkRow, StoreItem } from "./writer.ts";
+import type { DeliveryWriter, MarkRow, StoreItem, Stored } from "./writer.ts";
 import { metrics } from "../metrics/index.ts";
 
 export interface EngineDeps {
@@ -154,33 +154,41 @@ export class Engine implements DeliveryEngine, Notifier {
     // A C2C message is its row alone: its two users' devices find it by the row's sides, the sending device by
     // the row's from_device (docs/delivery.md "C2C").
     const bare = group || msg.type === "C2C";
-    const stored = this.d.writer.messages.add({
+    const item: StoreItem = {
       row: toRow(msg, serverId, session.deviceId),
       inbox: bare ? [] : routed.route.inbox,
       marks: bare ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
-    });
-    this.#track(
-      stored.then(
-        (s) => {
-          if (s.taken) {
-            this.tell(session, "invalid_message", { content: "id already used by another message of this conversation" }, msg.id);
-            return;
-          }
-          session.send(new Outbound(serverAck(msg, s.serverTs)));
-          if (s.duplicate) return;
-          metrics.message(msg.type);
-          if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
-          this.#push(msg, routed.route.inbox, session, serverId, s.seq);
-          if (msg.type === "C2G") return this.d.social.afterGroupMessage(msg, msg.to, serverId);
-          if (routed.route.bot) return routed.route.bot.handle(msg, (p) => this.#botReply(routed.route.bot!.id, msg.from!, p));
-        },
-        // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
-        (err: unknown) => {
-          if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
-          this.#storeDown(session, msg);
-        },
-      ),
+    };
+    this.d.writer.messages.enqueue(
+      item,
+      (s) => {
+        try {
+          this.#stored(session, msg, routed.route, serverId, s);
+        } catch (err) {
+          this.d.log.error("delivery: background step failed", { err, id: msg.id });
+        }
+      },
+      // Not stored (queue full, store failing or the batch failed): the sender is told, and may send it again.
+      (err: unknown) => {
+        if (!(err instanceof StoreUnavailable)) this.d.log.warn("delivery: message not stored", { err, id: msg.id });
+        this.#storeDown(session, msg);
+      },
     );
+  }
+
+  /** An uplink's batch committed: SERVER_ACK, then (unless it was a resend) the pushes and the after-steps. */
+  #stored(session: Session, msg: ImMessage & { type: Exclude<ChatType, "S2C"> }, route: Route, serverId: bigint, s: Stored): void {
+    if (s.taken) {
+      this.tell(session, "invalid_message", { content: "id already used by another message of this conversation" }, msg.id);
+      return;
+    }
+    session.send(new Outbound(serverAck(msg, s.serverTs)));
+    if (s.duplicate) return;
+    metrics.message(msg.type);
+    if (s.seq !== undefined) this.#record([{ userId: session.userId, deviceId: session.deviceId, messageId: serverId, conv: msg.to, seq: s.seq }]);
+    this.#push(msg, route.inbox, session, serverId, s.seq);
+    if (msg.type === "C2G") this.#track(this.d.social.afterGroupMessage(msg, msg.to, serverId));
+    else if (route.bot) this.#track(route.bot.handle(msg, (p) => this.#botReply(route.bot!.id, msg.from!, p)));
   }
 
   onAck(session: Session, ack: ClientAck): void {

@@ -85,17 +85,25 @@ export class GroupCommit<T, R> {
 
   /** Settles with the item's result once its batch committed; rejects when the batch failed or with StoreUnavailable. */
   add(item: T): Promise<R> {
+    return new Promise<R>((resolve, reject) => this.enqueue(item, resolve, reject));
+  }
+
+  /**
+   * `add` without a promise: `done` or `failed` is called once, `failed` at once when the item is refused
+   * (StoreUnavailable). The hot uplink path uses it (a promise and its reactions per message cost more than
+   * the callbacks they end in). A callback that throws is the caller's to catch: the batch's other callers
+   * still run.
+   */
+  enqueue(item: T, done: (r: R) => void, failed: (e: unknown) => void): void {
     const size = this.bounds.sizeOf(item);
     const maxItems = this.#failing ? Math.min(this.maxBatch, this.bounds.maxItems) : this.bounds.maxItems;
     // An empty queue always takes one item (a single message larger than the byte bound is still written).
     if (this.#queue.length && (this.#queue.length >= maxItems || this.#queuedBytes + size > this.bounds.maxBytes)) {
-      return Promise.reject(this.#failing ? STORE_FAILING : QUEUE_FULL);
+      return failed(this.#failing ? STORE_FAILING : QUEUE_FULL);
     }
-    return new Promise<R>((resolve, reject) => {
-      this.#queue.push({ item, size, resolve, reject });
-      this.#queuedBytes += size;
-      this.#kick();
-    });
+    this.#queue.push({ item, size, resolve: done, reject: failed });
+    this.#queuedBytes += size;
+    this.#kick();
   }
 
   /** Whether the last batch failed (and none has committed since). */
@@ -140,8 +148,15 @@ export class GroupCommit<T, R> {
       const before = this.#open.filter((f) => !keys || !f.keys || overlaps(f.keys, keys)).map((f) => f.settled);
       const formed: Formed = { keys, settled: Promise.resolve() };
       formed.settled = Promise.all([written, ...before]).then(([out]) => {
-        if (out.ok) batch.forEach((b, i) => b.resolve(out.results[i]!));
-        else batch.forEach((b) => b.reject(out.err));
+        for (let i = 0; i < batch.length; i++) {
+          const b = batch[i]!;
+          try {
+            if (out.ok) b.resolve(out.results[i]!);
+            else b.reject(out.err);
+          } catch {
+            // enqueue's callbacks catch their own errors; one that did not must not skip the others
+          }
+        }
         this.#open.splice(this.#open.indexOf(formed), 1);
         this.#inflight--;
         if (this.#queue.length) this.#kick();

@@ -171,6 +171,38 @@ describe("GroupCommit", () => {
     expect(await alone).toBe(150);
   });
 
+  test("enqueue: callbacks instead of a promise; a refusal is told at once; a callback that throws skips no one", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        await gate;
+        if (items.includes(13)) throw new Error("db down");
+        return items.map((i) => i * 10);
+      },
+      3,
+      1,
+      { maxItems: 3, maxBytes: 1_000, sizeOf: () => 1 },
+    );
+    const told: string[] = [];
+    const on = (i: number) => [(r: number) => told.push(`${i}:${r}`), (e: unknown) => told.push(`${i}:${(e as Error).message}`)] as const;
+    gc.enqueue(1, ...on(1)); // in flight once the macrotask runs
+    await new Promise((r) => setImmediate(r));
+    gc.enqueue(2, () => {
+      throw new Error("a caller's bug");
+    }, on(2)[1]);
+    gc.enqueue(3, ...on(3));
+    gc.enqueue(4, ...on(4));
+    gc.enqueue(5, ...on(5)); // three waiting: refused in this call, not later
+    expect(told).toEqual(["5:store queue full"]);
+    release();
+    await gc.flush();
+    expect(told).toEqual(["5:store queue full", "1:10", "3:30", "4:40"]);
+    gc.enqueue(13, ...on(13));
+    await gc.flush();
+    expect(told.at(-1)).toBe("13:db down");
+  });
+
   test("after a failed batch only one batch's worth waits (a probe); the first commit ends it", async () => {
     let fail = true;
     const gc = new GroupCommit<number, number>(
