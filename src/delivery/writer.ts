@@ -8,6 +8,7 @@
  */
 import { and, eq, or, sql } from "drizzle-orm";
 import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
+import { arrayElement } from "../db/literals.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { metrics } from "../metrics/index.ts";
@@ -292,29 +293,27 @@ async function insertRows(store: Store, one: boolean, timeline: boolean, params:
   }
 }
 
-/** The messages columns come first in the batch statement's parameters; the payload is the eighth. */
+/** The messages columns come first in the batch statement's parameters. */
 const MESSAGE_COLUMNS = 12;
-const PAYLOAD_COLUMN = 7;
 
 /**
  * The statement's parameters. Arrays go as literal texts built here in one
- * pass (postgres.js serialised and escaped each element of a JS array
- * itself, ~4 % of the node's CPU in a C2C run); a batch of one message binds
+ * pass over the rows, each column's text growing as it goes (postgres.js
+ * serialised and escaped each element of a JS array itself, ~4 % of the
+ * node's CPU in a C2C run; twelve arrays of strings mapped and joined after
+ * cost ~1 µs a message more, bench/FINDINGS.md); a batch of one message binds
  * its columns as scalars.
  */
 function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
-  const cols: (string | null)[][] = Array.from({ length: MESSAGE_COLUMNS }, () => []);
+  const columns: unknown[] = one ? oneRow(unique[0]!.row) : rowsAsArrays(unique);
   const boxUsers: string[] = [];
   const boxIds: string[] = [];
   const markUsers: string[] = [];
   const markDevices: string[] = [];
   const markIds: string[] = [];
   for (const item of unique) {
-    const r = item.row;
-    const id = r.id.toString();
-    const payload = one && r.payloadUtf8 ? null : r.payload; // bound as its bytes below: its text is not read
-    const row = [id, r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", payload, r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs), r.fromDevice ?? null];
-    for (let c = 0; c < MESSAGE_COLUMNS; c++) cols[c]!.push(row[c]!);
+    if (!item.inbox.length && !item.marks.length) continue;
+    const id = item.row.id.toString();
     for (const u of item.inbox) {
       boxUsers.push(u.toString());
       boxIds.push(id);
@@ -325,22 +324,39 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
       markIds.push(id);
     }
   }
-  const [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices] = cols as [
-    string[], string[], string[], (string | null)[], string[], string[], string[], string[], (string | null)[], (string | null)[], string[],
-    (string | null)[],
-  ];
-  // Never-null decimals go bare; texts and nullable columns quoted (NULL where absent). One message's payload
-  // goes as the bytes it arrived in when the node holds them (Store.query binds them as the text's UTF-8).
-  const columns: unknown[] = one
-    ? cols.map((c) => c[0])
-    : [
-        decimalArray(ids), arrayLiteral(clientIds), arrayLiteral(chatTypes), arrayLiteral(froms), decimalArray(tos), arrayLiteral(msgTypes),
-        arrayLiteral(actions), arrayLiteral(payloads), arrayLiteral(e2ees), arrayLiteral(createdAts), decimalArray(serverTs),
-        arrayLiteral(fromDevices),
-      ];
-  if (one && unique[0]!.row.payloadUtf8) columns[PAYLOAD_COLUMN] = unique[0]!.row.payloadUtf8;
   if (!boxIds.length && !markIds.length) return columns; // the text without the inbox and mark steps
   return [...columns, decimalArray(boxUsers), decimalArray(boxIds), decimalArray(markUsers), arrayLiteral(markDevices), decimalArray(markIds)];
+}
+
+/** One message's columns as scalars; its payload as the bytes it arrived in when the node holds them (bound as the text's UTF-8). */
+function oneRow(r: StoredRow): unknown[] {
+  return [
+    r.id.toString(), r.clientId, r.chatType, dec(r.fromId), dec(r.toId), r.msgType ?? "", r.action ?? "", r.payloadUtf8 ?? r.payload,
+    r.e2ee ?? null, r.createdAt ?? null, String(r.serverTs), r.fromDevice ?? null,
+  ];
+}
+
+/** Each column of the batch as one array literal (BATCH_ROWS): never-null decimals bare, texts quoted, NULL where absent. */
+function rowsAsArrays(unique: readonly StoreItem[]): string[] {
+  let ids = "{", clientIds = "{", chatTypes = "{", froms = "{", tos = "{", msgTypes = "{";
+  let actions = "{", payloads = "{", e2ees = "{", createdAts = "{", serverTs = "{", fromDevices = "{";
+  for (let i = 0; i < unique.length; i++) {
+    const r = unique[i]!.row;
+    const sep = i ? "," : "";
+    ids += sep + r.id.toString();
+    clientIds += sep + arrayElement(r.clientId);
+    chatTypes += sep + arrayElement(r.chatType);
+    froms += sep + (r.fromId === null || r.fromId === undefined ? "NULL" : r.fromId.toString());
+    tos += sep + r.toId!.toString();
+    msgTypes += sep + arrayElement(r.msgType ?? "");
+    actions += sep + arrayElement(r.action ?? "");
+    payloads += sep + arrayElement(r.payload);
+    e2ees += sep + arrayElement(r.e2ee);
+    createdAts += sep + arrayElement(r.createdAt);
+    serverTs += sep + String(r.serverTs);
+    fromDevices += sep + arrayElement(r.fromDevice);
+  }
+  return [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices].map((c) => c + "}");
 }
 
 async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
