@@ -1,8 +1,7 @@
 /**
  * Group commit: callers enqueue items and get a promise that settles when the
  * batch holding their item has committed. Up to `depth` batches are in flight
- * at once (a database commit is mostly waiting for the disk, so a second
- * batch overlaps the first's fsync); items arriving meanwhile form the next
+ * at once (with `largeLane`, a large item's batch beside them); items arriving meanwhile form the next
  * batch, so a busy node writes many items per round trip and an idle one adds
  * no latency (flush on the next macrotask). A batch settles once it is written
  * and every earlier batch it shares an ordering key with (`keyOf`: the sender)
@@ -34,6 +33,11 @@ export interface BatchOrder<T> {
   readonly keyOf?: (item: T) => unknown;
   /** A batch stops taking items past this many `sizeOf` bytes (it always takes one): a large item goes alone. */
   readonly batchBytes?: number;
+  /**
+   * A lone item over `batchBytes` (a 16 MiB message) is written in a lane of its own, one at a time, and takes
+   * none of the `depth` slots: small batches keep going beside its long insert.
+   */
+  readonly largeLane?: boolean;
 }
 
 /** A formed batch until it settled: its keys (undefined: ordered against all) and its settlement. */
@@ -64,6 +68,8 @@ export interface QueueBounds<T> {
 export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
+  /** Large items in flight in their lane (`largeLane`): 0 or 1. */
+  #large = 0;
   /** Settles after every batch formed so far settled its callers (flush). */
   #tail: Promise<void> = Promise.resolve();
   /** Batches formed and not settled yet, oldest first. */
@@ -113,7 +119,7 @@ export class GroupCommit<T, R> {
 
   /** Settles once everything enqueued so far is written. */
   async flush(): Promise<void> {
-    while (this.#queue.length || this.#inflight) {
+    while (this.#queue.length || this.#inflight || this.#large) {
       this.#run();
       await this.#tail;
     }
@@ -123,8 +129,19 @@ export class GroupCommit<T, R> {
     return this.#queue.length;
   }
 
+  /** Whether the queue's head may be written now: a slot (or the large lane) is free for it. */
+  #canRun(): boolean {
+    const head = this.#queue[0];
+    if (!head) return false;
+    return this.#inLane(head) ? this.#large === 0 : this.#inflight < this.depth;
+  }
+
+  #inLane(w: Waiter<T, R>): boolean {
+    return this.order.largeLane === true && this.order.batchBytes !== undefined && w.size > this.order.batchBytes;
+  }
+
   #kick(): void {
-    if (this.#inflight >= this.depth || this.#scheduled) return;
+    if (!this.#canRun() || this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -133,16 +150,25 @@ export class GroupCommit<T, R> {
   }
 
   #run(): void {
-    while (this.#inflight < this.depth && this.#queue.length) {
-      const batch = this.#take();
+    while (this.#canRun()) {
+      const lane = this.#inLane(this.#queue[0]!);
+      const batch = this.#take(); // a lane's item goes alone: it is over the byte budget
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
-      this.#inflight++;
+      if (lane) this.#large++;
+      else this.#inflight++;
       const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
       );
-      void written.then((out) => (this.#failing = !out.ok));
+      // A slot is the database's: it frees when the database answered, not when the batch settles (a batch waiting
+      // for an earlier one of its senders, a large insert in the lane, must not keep everyone else's from the database).
+      void written.then((out) => {
+        this.#failing = !out.ok;
+        if (lane) this.#large--;
+        else this.#inflight--;
+        if (this.#queue.length) this.#kick();
+      });
       const keyOf = this.order.keyOf;
       const keys = keyOf && !batch.some((b) => keyOf(b.item) === undefined) ? new Set(batch.map((b) => keyOf(b.item))) : undefined;
       const before = this.#open.filter((f) => !keys || !f.keys || overlaps(f.keys, keys)).map((f) => f.settled);
@@ -158,8 +184,6 @@ export class GroupCommit<T, R> {
           }
         }
         this.#open.splice(this.#open.indexOf(formed), 1);
-        this.#inflight--;
-        if (this.#queue.length) this.#kick();
       });
       this.#open.push(formed);
       this.#tail = Promise.all([this.#tail, formed.settled]).then(() => undefined);

@@ -146,6 +146,41 @@ describe("GroupCommit", () => {
     expect(writes).toEqual([[40, 50], [1000], [30, 30, 30], [30]]);
   });
 
+  test("largeLane: a large item is written beside the one small batch slot; its sender's later items settle after it", async () => {
+    type Item = { sender: string; size: number };
+    const writes: number[][] = [];
+    let releaseLarge!: () => void;
+    const large = new Promise<void>((r) => (releaseLarge = r));
+    const gc = new GroupCommit<Item, number>(
+      async (items) => {
+        writes.push(items.map((i) => i.size));
+        if (items.some((i) => i.size > 100)) await large;
+        return items.map((i) => i.size);
+      },
+      100,
+      1,
+      { maxItems: 100, maxBytes: 1e9, sizeOf: (i) => i.size },
+      { batchBytes: 100, keyOf: (i) => i.sender, largeLane: true },
+    );
+    const settled: string[] = [];
+    const add = (sender: string, size: number) => gc.add({ sender, size }).then(() => settled.push(`${sender}${size}`));
+    const turn = () => new Promise((r) => setImmediate(r));
+    const big = add("a", 1000); // the lane
+    await turn();
+    await Promise.all([add("b", 1), add("c", 2)]); // written and settled while the large insert runs
+    const aSmall = add("a", 3); // written (its slot frees when the database answers) but settled after a's large one
+    await turn();
+    await add("d", 4); // so d's batch is not held up by a's
+    const second = add("e", 2000); // the lane is busy: this one waits its turn
+    await turn();
+    expect(writes).toEqual([[1000], [1, 2], [3], [4]]);
+    expect(settled).toEqual(["b1", "c2", "d4"]);
+    releaseLarge();
+    await Promise.all([big, aSmall, second]);
+    expect(settled).toEqual(["b1", "c2", "d4", "a1000", "a3", "e2000"]);
+    expect(writes).toEqual([[1000], [1, 2], [3], [4], [2000]]);
+  });
+
   test("bounded: beyond maxItems or maxBytes waiting, add refuses at once (StoreUnavailable queue_full)", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
