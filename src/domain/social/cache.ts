@@ -4,6 +4,8 @@
  */
 export class TtlCache<K, V> {
   readonly #entries = new Map<K, { readonly value: V; readonly at: number }>();
+  /** Loads under way, by key: askers of a missing key share one read (`loading`, `track`). */
+  readonly #loading = new Map<K, Promise<V>>();
 
   constructor(
     private readonly ttlMs: number,
@@ -29,12 +31,33 @@ export class TtlCache<K, V> {
     if (this.#entries.size > this.max) this.#entries.delete(this.#entries.keys().next().value as K);
   }
 
+  /** The read of `key` already under way, if any. */
+  loading(key: K): Promise<V> | undefined {
+    return this.#loading.get(key);
+  }
+
+  /**
+   * Records `load` as the read of `key` until it settles: a key that is cold or just expired while messages
+   * arrive is read once, not once per message (each asker's own read queued behind the others' was a storm that
+   * stopped a loaded node, bench/FINDINGS.md 2026-11-27 midday).
+   */
+  track(key: K, load: Promise<V>): void {
+    this.#loading.set(key, load);
+    const done = () => {
+      if (this.#loading.get(key) === load) this.#loading.delete(key);
+    };
+    load.then(done, done);
+  }
+
+  /** Drops the entry and any read of it under way (a later asker reads again). */
   delete(key: K): void {
     this.#entries.delete(key);
+    this.#loading.delete(key);
   }
 
   clear(): void {
     this.#entries.clear();
+    this.#loading.clear();
   }
 
   get size(): number {

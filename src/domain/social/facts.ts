@@ -78,13 +78,25 @@ export class SocialFacts {
     if (!remote) for (const l of this.#listeners) l(change);
   }
 
-  async #cached<K, V>(cache: TtlCache<K, V>, key: K, load: () => Promise<V>, fresh = false): Promise<V> {
-    const hit = fresh ? undefined : cache.get(key);
-    if (hit) return hit.value;
+  /**
+   * The cached value, or a read shared by everyone asking while it runs (`fresh` asks read anew, and later
+   * askers share theirs). A read that raced with an invalidation is not cached; the invalidated key's read is
+   * dropped, so an asker after the change reads again.
+   */
+  #cached<K, V>(cache: TtlCache<K, V>, key: K, load: () => Promise<V>, fresh = false): Promise<V> {
+    if (!fresh) {
+      const hit = cache.get(key);
+      if (hit) return Promise.resolve(hit.value);
+      const under = cache.loading(key);
+      if (under) return under;
+    }
     const epoch = this.#epoch;
-    const value = await load();
-    if (epoch === this.#epoch) cache.set(key, value);
-    return value;
+    const read = load().then((value) => {
+      if (epoch === this.#epoch) cache.set(key, value);
+      return value;
+    });
+    cache.track(key, read);
+    return read;
   }
 
   /**

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { eq } from "drizzle-orm";
 import { friends, users } from "../../../src/db/schema/index.ts";
 import type { Invalidation } from "../../../src/domain/social/index.ts";
+import { SocialFacts } from "../../../src/domain/social/facts.ts";
 import { storeKinds } from "../../support/stores.ts";
 import { payloadOf, socialEnv, type SocialEnv, type TestUser } from "../../http/social.support.ts";
 
@@ -94,6 +95,31 @@ for (const kind of storeKinds()) {
       expect(await c2c(a.id, b.id)).toBe("ok");
       env.node.social.facts.invalidate({ kind: "user", userId: b.id });
       expect(await c2c(a.id, b.id)).toBe("user_not_found");
+    });
+
+    test("askers of a missing key share one read; after an invalidation the next asker reads again", async () => {
+      const a = await env.user();
+      const b = await env.user();
+      const store = env.node.services.store;
+      let reads = 0;
+      // The node's own database, its reads counted.
+      const counted = { ...store, fixed: <T>(q: Parameters<typeof store.fixed>[0]) => (reads++, store.fixed<T>(q)) };
+      const facts = new SocialFacts(counted, { ttlMs: TTL, max: 100 }, () => clock);
+      const asked = await Promise.all(Array.from({ length: 20 }, () => facts.relation(a.id, b.id)));
+      expect(reads).toBe(1);
+      expect(new Set(asked).size).toBe(1);
+      expect(asked[0]).toEqual({ friend: false, denied: false });
+      // A read under way when the pair is invalidated is not shared with those who ask after it.
+      clock += TTL;
+      await store.db.insert(friends).values({ userId: a.id, friendId: b.id });
+      const before = facts.relation(a.id, b.id);
+      facts.invalidate({ kind: "pair", a: a.id, b: b.id });
+      const after = facts.relation(a.id, b.id);
+      expect(reads).toBe(3);
+      expect((await after).friend).toBe(true);
+      await before;
+      expect((await facts.relation(a.id, b.id)).friend).toBe(true); // cached now: no read
+      expect(reads).toBe(3);
     });
 
     test("a load racing with an invalidation is not cached", async () => {
