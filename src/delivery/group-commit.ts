@@ -1,9 +1,9 @@
 /**
- * Group commit: callers enqueue items and get a promise that settles when the
- * batch holding their item has committed. Up to `depth` batches are in flight
- * at once (with `largeLane`, a large item's batch beside them); items arriving meanwhile form the next
- * batch, so a busy node writes many items per round trip and an idle one adds
- * no latency (flush on the next macrotask). A batch settles once it is written
+ * Group commit: callers enqueue items and get a promise (or a callback) when
+ * the batch holding their item has committed. Up to `depth` batches are in
+ * flight at once (with `largeLane`, a large item's batch beside them); items
+ * arriving meanwhile form the next batch, so a busy node writes many items per
+ * round trip and an idle one adds no latency (flush on the next macrotask). A batch settles once it is written
  * and every earlier batch it shares an ordering key with (`keyOf`: the sender)
  * has settled, so one sender's acknowledgements keep their order even when a
  * later batch commits first, while a slow batch (a 16 MiB message) holds up
