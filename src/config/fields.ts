@@ -339,6 +339,11 @@ export const fields = {
     "Stored bytes of messages in one /msg/history or /msg/offline page (has_more says the rest follows; a larger message comes alone).",
   ),
   deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
+  deliveryWriteDepth: def(
+    "IBIS_DELIVERY_WRITE_DEPTH",
+    int(1, 1, 8),
+    "Message batches in flight to the database at once (a 16 MiB message has a lane of its own beside them). 1 lets one batch grow while the other commits, the cheapest per message; 2 overlaps commits where a commit waits long for the disk (a slow fsync).",
+  ),
   deliveryQueueMax: def(
     "IBIS_DELIVERY_QUEUE_MAX",
     int(50_000, 1),

@@ -84,7 +84,7 @@ export class GroupCommit<T, R> {
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
     private readonly maxBatch: number,
-    private readonly depth = 1,
+    readonly depth = 1,
     private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
     private readonly order: BatchOrder<T> = {},
   ) {}

@@ -40,10 +40,12 @@ const SETTLED_MS = 10 * 60_000;
 export function createDelivery(services: Services, deps: DeliveryDeps): Delivery {
   const { config, store, log, now } = services;
   const inbox = new InboxReader(store);
-  const writer = new DeliveryWriter(store, config.deliveryBatchMax, {
-    maxItems: config.deliveryQueueMax,
-    maxBytes: config.deliveryQueueMaxBytes,
-  });
+  const writer = new DeliveryWriter(
+    store,
+    config.deliveryBatchMax,
+    { maxItems: config.deliveryQueueMax, maxBytes: config.deliveryQueueMaxBytes },
+    config.deliveryWriteDepth,
+  );
   const marks = new MarkLedger(
     services.marks ?? new MemoryMarkShare(),
     (rows) => writeMarks(store, rows),

@@ -421,15 +421,21 @@ const BATCH_BYTES = 1 << 20;
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
 
-  constructor(store: Store, maxBatch: number, bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER }) {
-    // One batch of small messages in flight: the next one grows while it commits, and larger batches cost the
-    // database and the node less per message than two smaller ones overlapping (bench/FINDINGS.md 2026-11-27
-    // midday). On PostgreSQL a large message (a batch over BATCH_BYTES) goes in a lane of its own beside them; batches
-    // settle in order per sender (per group for C2G), so its long insert holds up no one else's acknowledgements.
+  constructor(
+    store: Store,
+    maxBatch: number,
+    bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER },
+    depth = 1,
+  ) {
+    // One batch of small messages in flight by default (IBIS_DELIVERY_WRITE_DEPTH): the next one grows while it
+    // commits, and larger batches cost the database and the node less per message than two smaller ones
+    // overlapping (bench/FINDINGS.md 2026-11-27 midday). On PostgreSQL a large message (a batch over BATCH_BYTES)
+    // goes in a lane of its own beside them; batches settle in order per sender (per group for C2G), so its long
+    // insert holds up no one else's acknowledgements. PGlite has one connection: one batch at a time.
     this.messages = new GroupCommit(
       metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
       maxBatch,
-      1,
+      store.kind === "postgres" ? depth : 1,
       { ...bounds, sizeOf: itemBytes },
       { keyOf: orderKey, batchBytes: BATCH_BYTES, largeLane: store.kind === "postgres" },
     );

@@ -31,6 +31,13 @@ for (const kind of storeKinds()) {
       await fresh.dispose();
     });
 
+    test("message batches in flight: the configured depth on PostgreSQL (1 by default), always 1 on PGlite", async () => {
+      const fresh = await freshStore(kind);
+      expect(new DeliveryWriter(fresh.store, 16).messages.depth).toBe(1);
+      expect(new DeliveryWriter(fresh.store, 16, undefined, 2).messages.depth).toBe(kind === "postgres" ? 2 : 1);
+      await fresh.dispose();
+    });
+
     test("a batch stores every text exactly: quotes, backslashes, NULL-looking text, non-ASCII, absent columns", async () => {
       const fresh = await freshStore(kind);
       const w = new DeliveryWriter(fresh.store, 16);
