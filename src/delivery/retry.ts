@@ -90,16 +90,15 @@ export class RetryWheel {
     return undefined;
   }
 
+  /**
+   * Drops one entry. The device's index stays while the device is connected, empty or not: a device with one
+   * message in flight at a time emptied it at every ack and built it again at the next push (two Maps a message);
+   * `cancelDevice` (its disconnect) drops it.
+   */
   cancel(entry: RetryEntry): void {
     entry.cancelled = true;
-    const devices = this.#byDevice.get(entry.userId);
-    const device = devices?.get(entry.deviceId);
-    if (device?.get(entry.out.msg.id) === entry) {
-      device.delete(entry.out.msg.id);
-      if (device.size) return;
-      devices!.delete(entry.deviceId);
-      if (!devices!.size) this.#byDevice.delete(entry.userId);
-    }
+    const device = this.#byDevice.get(entry.userId)?.get(entry.deviceId);
+    if (device?.get(entry.out.msg.id) === entry) device.delete(entry.out.msg.id);
   }
 
   /** Drops every entry of a device (it disconnected: what it lacks stays pending in the store). */
@@ -108,6 +107,13 @@ export class RetryWheel {
     for (const e of devices?.get(deviceId)?.values() ?? []) e.cancelled = true;
     devices?.delete(deviceId);
     if (devices && !devices.size) this.#byDevice.delete(userId);
+  }
+
+  /** Devices indexed (tests: the index is bounded by the devices connected). */
+  get devices(): number {
+    let n = 0;
+    for (const devices of this.#byDevice.values()) n += devices.size;
+    return n;
   }
 
   /** Live entries (metrics, tests). */

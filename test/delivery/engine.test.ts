@@ -277,6 +277,11 @@ for (const kind of storeKinds()) {
       ] as never);
       rig.advance(10_000);
       expect(b1.msgs({ type: "C2C" })).toHaveLength(2); // no retry after the ack
+      // b1's index outlives its last entry while it is connected (no Maps rebuilt per push), and goes with it.
+      expect(rig.delivery.core.wheel.devices).toBe(1);
+      rig.sessions.close(b1);
+      await rig.settle();
+      expect(rig.delivery.core.wheel.devices).toBe(0);
       const marks = await ts.store.db.select().from(deliveryMarks).where(and(eq(deliveryMarks.userId, BOB), eq(deliveryMarks.deviceId, "b1")));
       expect(marks).toHaveLength(2);
       expect((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).toHaveLength(0);
