@@ -27,6 +27,9 @@ export type Invalidation =
   | { readonly kind: "group"; readonly groupId: bigint }
   | { readonly kind: "user"; readonly userId: bigint };
 
+/** The relation cache's key: sender, then recipient (a relation is one direction). */
+const pairKey = (from: bigint, to: bigint): string => `${from}:${to}`;
+
 export interface CacheSettings {
   readonly ttlMs: number;
   readonly max: number;
@@ -63,8 +66,8 @@ export class SocialFacts {
     this.#epoch++;
     switch (change.kind) {
       case "pair":
-        this.#relations.delete(`${change.a}:${change.b}`);
-        this.#relations.delete(`${change.b}:${change.a}`);
+        this.#relations.delete(pairKey(change.a, change.b));
+        this.#relations.delete(pairKey(change.b, change.a));
         this.#friends.delete(change.a);
         this.#friends.delete(change.b);
         break;
@@ -108,7 +111,7 @@ export class SocialFacts {
   }
 
   relationNow(from: bigint, to: bigint): Relation | undefined {
-    return this.#relations.get(`${from}:${to}`)?.value;
+    return this.#relations.get(pairKey(from, to))?.value;
   }
 
   groupNow(groupId: bigint): GroupFacts | null | undefined {
@@ -128,7 +131,7 @@ export class SocialFacts {
   }
 
   relation(from: bigint, to: bigint): Promise<Relation> {
-    return this.#cached(this.#relations, `${from}:${to}`, async () => {
+    return this.#cached(this.#relations, pairKey(from, to), async () => {
       const [row] = await this.store.fixed<{ friend: boolean; denied: boolean }>(sql`select
         exists(select 1 from friend where user_id = ${from} and friend_id = ${to}) as friend,
         exists(select 1 from denylist where user_id = ${to} and denied_user_id = ${from}) as denied`);

@@ -24,7 +24,7 @@ export class CachedSocialGraph implements SocialGraph {
    */
   async checkC2C(from: bigint, to: bigint, opts: { readonly encrypted: boolean }): Promise<Result<void>> {
     const [sender, recipient] = await Promise.all([this.facts.user(from), this.facts.user(to)]);
-    const needsRelation = sender && recipient && from !== to && !this.#assistantRefusal(sender, recipient, opts);
+    const needsRelation = this.#needsRelation(from, to, opts, sender, recipient);
     return this.#c2c(from, to, opts, sender, recipient, needsRelation ? await this.facts.relation(from, to) : undefined);
   }
 
@@ -33,10 +33,15 @@ export class CachedSocialGraph implements SocialGraph {
     const sender = this.facts.userNow(from);
     const recipient = this.facts.userNow(to);
     if (sender === undefined || recipient === undefined) return undefined;
-    const needsRelation = sender && recipient && from !== to && !this.#assistantRefusal(sender, recipient, opts);
+    const needsRelation = this.#needsRelation(from, to, opts, sender, recipient);
     const rel = needsRelation ? this.facts.relationNow(from, to) : undefined;
     if (needsRelation && rel === undefined) return undefined;
     return this.#c2c(from, to, opts, sender, recipient, rel);
+  }
+
+  /** Whether the rule gets as far as the pair's relation (both users exist, no assistant refusal, not a note to oneself). */
+  #needsRelation(from: bigint, to: bigint, opts: { readonly encrypted: boolean }, sender: UserFacts | null, recipient: UserFacts | null): boolean {
+    return !!sender && !!recipient && from !== to && !this.#assistantRefusal(sender, recipient, opts);
   }
 
   #assistantRefusal(sender: UserFacts, recipient: UserFacts, opts: { readonly encrypted: boolean }): boolean {
