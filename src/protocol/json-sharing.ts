@@ -131,13 +131,17 @@ function closingQuote(b: Uint8Array, open: number): number {
  * yes/no answers): a per-byte loop over 16 MiB blocks the event loop for
  * 9–16 ms, this one for ~3.6 (`bun bench/alloc-faults.ts`).
  */
-export function verbatimBytes(b: Uint8Array, from: number, to: number): boolean {
+export function verbatimBytes(b: Uint8Array, from: number, to: number, clean?: CleanBlocks): boolean {
+  return clean ? clean.verbatim(b, from, to) : verbatimScan(b, from, to);
+}
+
+function verbatimScan(b: Uint8Array, from: number, to: number): boolean {
   const base = b.byteOffset;
   const head = Math.min(to, from + ((4 - ((base + from) & 3)) & 3)); // up to the first word boundary
   const words = (to - head) >>> 2;
   return (
     bytesVerbatim(b, from, head) &&
-    wordsVerbatim(new Uint32Array(b.buffer, base + head, words)) &&
+    (words === 0 || wordsVerbatim(new Uint32Array(b.buffer, base + head, words))) && // a range ending before a word boundary has none
     bytesVerbatim(b, head + words * 4, to)
   );
 }
@@ -167,6 +171,59 @@ function wordsVerbatim(w: Uint32Array): boolean {
   return true;
 }
 
+/** `CleanBlocks`' block: aligned in the buffer, so a block's words are read whole. */
+const CLEAN_BLOCK = 1 << 16;
+
+/**
+ * Which aligned 64 KiB blocks of a large message's bytes hold neither a
+ * backslash nor a control character, found ahead of its decode in slices
+ * (`step`): the scan of a 16 MiB message is ~8 ms, and between slices the
+ * node serves its other sockets (src/ws/dispatch.ts). `verbatimBytes` then
+ * reads whole blocks from here and scans only the ends of a range. Exact: a
+ * range is verbatim exactly when its ends are and every block inside it is.
+ */
+export class CleanBlocks {
+  readonly #bytes: Uint8Array;
+  /** The first block wholly inside the bytes (index in the buffer). */
+  readonly #first: number;
+  /** Per block from `#first`: 1 clean, 0 not. */
+  readonly #clean: Uint8Array;
+  #scanned = 0;
+
+  constructor(bytes: Uint8Array) {
+    this.#bytes = bytes;
+    this.#first = Math.ceil(bytes.byteOffset / CLEAN_BLOCK);
+    const end = Math.floor((bytes.byteOffset + bytes.length) / CLEAN_BLOCK);
+    this.#clean = new Uint8Array(Math.max(0, end - this.#first));
+  }
+
+  get done(): boolean {
+    return this.#scanned === this.#clean.length;
+  }
+
+  /** Scans about `budget` bytes more (whole blocks, at least one); true once every block is scanned. */
+  step(budget: number): boolean {
+    const stop = Math.min(this.#clean.length, this.#scanned + Math.max(1, Math.floor(budget / CLEAN_BLOCK)));
+    const buffer = this.#bytes.buffer;
+    for (let k = this.#scanned; k < stop; k++) {
+      this.#clean[k] = wordsVerbatim(new Uint32Array(buffer, (this.#first + k) * CLEAN_BLOCK, CLEAN_BLOCK >>> 2)) ? 1 : 0;
+    }
+    this.#scanned = stop;
+    return this.done;
+  }
+
+  /** `verbatimBytes` of a view of the same bytes: the blocks scanned inside [from, to) read from here. */
+  verbatim(b: Uint8Array, from: number, to: number): boolean {
+    if (b.buffer !== this.#bytes.buffer) return verbatimScan(b, from, to);
+    const at = b.byteOffset;
+    const lo = Math.max(Math.ceil((at + from) / CLEAN_BLOCK), this.#first);
+    const hi = Math.min(Math.floor((at + to) / CLEAN_BLOCK), this.#first + this.#scanned);
+    if (lo >= hi) return verbatimScan(b, from, to);
+    for (let k = lo; k < hi; k++) if (this.#clean[k - this.#first] === 0) return false;
+    return verbatimScan(b, from, lo * CLEAN_BLOCK - at) && verbatimScan(b, hi * CLEAN_BLOCK - at, to);
+  }
+}
+
 /**
  * Parses UTF-8 JSON like `parseJson(strictUtf8(bytes))` (same values, the
  * same texts refused: a TypeError for invalid UTF-8, a SyntaxError for
@@ -180,7 +237,7 @@ function wordsVerbatim(w: Uint32Array): boolean {
  * not a 16 MiB string (the frame's text: 13–18 ms of fresh pages on the
  * event loop), nor, until someone reads it, its payload's.
  */
-export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | null, maxDepth?: number): BytesJson {
+export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | null, maxDepth?: number, clean?: CleanBlocks): BytesJson {
   // Long plain string bodies, found in place.
   const shared: { at: number; from: number; to: number }[] = [];
   let sharedBytes = 0;
@@ -190,7 +247,7 @@ export function parseJsonBytesSharing(bytes: Uint8Array, lazyUnder: string | nul
     if (
       close - open > SHARED_STRING_CHARS &&
       bytes[skipSpaceBytes(bytes, close + 1)] !== COLON && // a key
-      verbatimBytes(bytes, open + 1, close) &&
+      verbatimBytes(bytes, open + 1, close, clean) &&
       isUtf8(bytes.subarray(open + 1, close))
     ) {
       shared.push({ at: 0, from: open + 1, to: close });
@@ -326,8 +383,8 @@ function byteAt(pieces: readonly Piece[], index: number): number {
  * strings left in the bytes, bounded in depth; undefined when the JSON is not
  * an object.
  */
-export function readLargeMessage(bytes: Uint8Array): Record<string, unknown> | undefined {
-  const r = parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH);
+export function readLargeMessage(bytes: Uint8Array, clean?: CleanBlocks): Record<string, unknown> | undefined {
+  const r = parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH, clean);
   return isObject(r.value) ? withPayloadBytes(r.value, r, bytes) : undefined;
 }
 
@@ -336,8 +393,8 @@ export function readLargeMessage(bytes: Uint8Array): Record<string, unknown> | u
  * `decodeMessagePb`) into `out.payload`: its long strings left in the bytes,
  * its text kept only when none was.
  */
-export function readLargePayload(out: Record<string, unknown>, utf8: Uint8Array): void {
-  const r = parseJsonBytesSharing(utf8, null, MAX_JSON_DEPTH);
+export function readLargePayload(out: Record<string, unknown>, utf8: Uint8Array, clean?: CleanBlocks): void {
+  const r = parseJsonBytesSharing(utf8, null, MAX_JSON_DEPTH, clean);
   out.payload = r.value;
   if (r.sharesWithin(0, r.text.length)) keepPayloadBytes(out, utf8, r.standIn);
   else keepPayloadText(out, r.text, utf8);
@@ -349,17 +406,17 @@ export function readLargePayload(out: Record<string, unknown>, utf8: Uint8Array)
  * with its payload field read so (`readLargePayload`); a small one as the
  * SDK reads it, its text parsed with `parseJsonSharing`.
  */
-export function decodeUplinkBytes(bytes: Uint8Array): Record<string, unknown> | undefined {
+export function decodeUplinkBytes(bytes: Uint8Array, clean?: CleanBlocks): Record<string, unknown> | undefined {
   if (bytes.length < LARGE_PAYLOAD_CHARS) return decodeMessageBytes(bytes, parseJsonSharing);
   if (looksLikeJsonObject(bytes)) {
     try {
-      const value = readLargeMessage(bytes);
+      const value = readLargeMessage(bytes, clean);
       if (value) return value;
     } catch {
       // not JSON: protobuf, as §4.5 rule 5 orders
     }
   }
-  return decodeMessagePb(bytes, readLargePayload);
+  return decodeMessagePb(bytes, clean ? (out, utf8) => readLargePayload(out, utf8, clean) : readLargePayload);
 }
 
 /**

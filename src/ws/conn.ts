@@ -78,6 +78,8 @@ export class Conn implements Session {
   opened = false;
   /** When `open` ran (ms). */
   openedAt = 0;
+  /** Uplinks that arrived while a large message of this connection was being scanned (src/ws/dispatch.ts), in order. */
+  held: { readonly messages: (string | Uint8Array)[]; bytes: number } | undefined;
   /** Frames written since the last flush (see `write`); undefined when none. */
   #out: (string | Uint8Array)[] | undefined;
 

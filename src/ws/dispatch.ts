@@ -7,8 +7,8 @@
  */
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
-import { decodeFrame, errorFrame, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
-import { decodeUplinkBytes, parseJsonSharing } from "../protocol/json-sharing.ts";
+import { decodeFrame, errorFrame, FRAME_HEADER_SIZE, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
+import { CleanBlocks, decodeUplinkBytes, parseJsonSharing } from "../protocol/json-sharing.ts";
 import {
   decodeAck,
   decodeAckText,
@@ -42,14 +42,78 @@ export const isRefreshRequest = (raw: Record<string, unknown>): boolean =>
 /** One pong buffer for the whole node: Bun copies on send, so it is rewritten for every ping. */
 const PONG = new Uint8Array(11);
 
+/**
+ * A binary business message at least this large is scanned for escapes and
+ * control characters in slices, one per turn of the event loop, before it is
+ * decoded (`CleanBlocks`): in one piece the scan of 16 MiB blocked every
+ * other socket of the node for ~8 ms (bench/FINDINGS.md).
+ */
+const SCAN_AHEAD_BYTES = 1 << 20;
+/** What one turn scans: ~0.5 ms. */
+const SCAN_SLICE_BYTES = 1 << 20;
+/** Held uplinks behind a scan, in bytes, before more are refused as rate_limited (a client outrunning the scan). */
+const HELD_MAX_BYTES = 64 << 20;
+
 export function dispatch(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
-  if (typeof message === "string") return onText(d, conn, message);
-  if (conn.proto === Proto.V2) {
+  if (typeof message !== "string" && conn.proto === Proto.V2) {
     const pong = pongForPing(message, PONG);
     if (pong) return void conn.writeTransient(pong);
-    return onFrame(d, conn, message);
   }
+  if (conn.held) return hold(d, conn, message);
+  handle(d, conn, message);
+}
+
+/** An uplink in its turn (pings were answered on arrival). */
+function handle(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
+  if (typeof message === "string") return onText(d, conn, message);
+  if (conn.proto === Proto.V2) return onFrame(d, conn, message);
   return onBinaryMessage(d, conn, message, false);
+}
+
+/** Behind a large message being scanned: a connection's uplinks are handled in the order they arrived. */
+function hold(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
+  const held = conn.held!;
+  const size = message.length;
+  if (held.bytes + size > HELD_MAX_BYTES) {
+    const id = typeof message === "string" ? messageIdInText(message) : messageIdInBytes(conn.proto === Proto.V2 ? message.subarray(FRAME_HEADER_SIZE) : message);
+    return rateLimited(d, conn, id);
+  }
+  held.messages.push(message);
+  held.bytes += size;
+}
+
+/** Scans `bytes` a slice a turn, then decodes it and handles what arrived meanwhile. */
+function scanAhead(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: boolean): void {
+  const clean = new CleanBlocks(bytes);
+  conn.held = { messages: [], bytes: 0 };
+  const next = () => {
+    if (conn.closing) return void (conn.held = undefined);
+    if (!clean.step(SCAN_SLICE_BYTES)) return void setImmediate(next);
+    const { messages } = conn.held!;
+    conn.held = undefined;
+    guarded(d, conn, () => decoded(d, conn, decodeUplinkBytes(bytes, clean), bytes.length, framed));
+    for (let i = 0; i < messages.length; i++) {
+      if (conn.closing) return;
+      const again = conn.held as Conn["held"]; // set by a handle() below
+      if (again) {
+        // Another large one began a scan: the rest wait behind it, before anything newer.
+        const rest = messages.slice(i);
+        conn.held = { messages: rest.concat(again.messages), bytes: again.bytes + rest.reduce((n, m) => n + m.length, 0) };
+        return;
+      }
+      guarded(d, conn, () => handle(d, conn, messages[i]!));
+    }
+  };
+  next();
+}
+
+/** As Bun's `message` callback (src/ws/index.ts) guards a dispatch: one uplink's failure is logged, the rest go on. */
+function guarded(d: UplinkDeps, conn: Conn, run: () => void): void {
+  try {
+    run();
+  } catch (e) {
+    d.log.error("ws: dispatch failed", { conn: conn.connId, err: e as Error });
+  }
 }
 
 function onFrame(d: UplinkDeps, conn: Conn, bytes: Uint8Array): void {
@@ -81,9 +145,13 @@ function onBinaryMessage(d: UplinkDeps, conn: Conn, bytes: Uint8Array, framed: b
   if (ack !== undefined) return onAck(d, conn, ack, framed);
   if (bytes.length > d.msgMaxBytes) return tooLarge(d, conn, bytes.length, messageIdInBytes(bytes));
   if (!allowed(d, conn, bytes.length)) return rateLimited(d, conn, messageIdInBytes(bytes));
-  const raw = decodeUplinkBytes(bytes);
+  if (bytes.length >= SCAN_AHEAD_BYTES) return scanAhead(d, conn, bytes, framed);
+  decoded(d, conn, decodeUplinkBytes(bytes), bytes.length, framed);
+}
+
+function decoded(d: UplinkDeps, conn: Conn, raw: Record<string, unknown> | undefined, size: number, framed: boolean): void {
   if (raw) return onRaw(d, conn, raw);
-  d.log.warn("ws: undecodable message", { conn: conn.connId, len: bytes.length });
+  d.log.warn("ws: undecodable message", { conn: conn.connId, len: size });
   if (framed) conn.write(errorFrame("payload_decode_failed"));
   else d.tell(conn, "invalid_message", { content: "message is neither a JSON object nor a protobuf message" });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseJsonBytesSharing, parseJsonSharing, verbatimBytes } from "../../src/protocol/json-sharing.ts";
+import { CleanBlocks, parseJsonBytesSharing, parseJsonSharing, verbatimBytes } from "../../src/protocol/json-sharing.ts";
 import { LARGE_PAYLOAD_CHARS, MAX_JSON_DEPTH, parseJson, utf8 } from "../../src/protocol/json.ts";
 
 describe("parseJsonSharing: long strings of a large text as slices, answers as parseJson", () => {
@@ -175,6 +175,59 @@ describe("parseJsonBytesSharing: a large UTF-8 text read in place, answers as pa
         word[5] = c;
         expect(verbatimBytes(word, 0, 8)).toBe(!(a < 0x20 || a === 0x5c || c < 0x20 || c === 0x5c));
       }
+    }
+  });
+});
+
+describe("CleanBlocks: a large message's escapes and control characters found ahead, a slice at a time", () => {
+  const BLOCK = 1 << 16;
+  // A view starting off a block (and off a word) boundary, as a frame's payload does.
+  const view = (bad: number[]) => {
+    const buf = new Uint8Array(5 * BLOCK + 777).fill(0x61);
+    for (const at of bad) buf[at] = 0x01;
+    return buf.subarray(9, buf.length - 5);
+  };
+  // Ranges (offsets in the view) with their ends inside blocks, on block boundaries, and inside one block.
+  const edges = [0, 1, BLOCK - 9, BLOCK - 8, BLOCK + 3, 2 * BLOCK - 9, 3 * BLOCK + 100, 4 * BLOCK - 9, 4 * BLOCK - 8, 5 * BLOCK];
+  const ranges = edges.flatMap((from) => edges.filter((to) => to > from).map((to) => [from, to] as const));
+
+  // A bad byte (buffer offsets) in: no block, the first and last byte of a block, the partial head, the tail.
+  for (const bad of [[], [BLOCK], [2 * BLOCK - 1], [12], [3 * BLOCK + 50], [5 * BLOCK + 700], [BLOCK, 4 * BLOCK + 5]]) {
+    test(`answers as the plain scan with a control byte at ${JSON.stringify(bad)}: scanned in full, in part, not at all`, () => {
+      const b = view(bad);
+      for (const steps of [Infinity, 2, 0]) {
+        const clean = new CleanBlocks(b);
+        if (steps === Infinity) while (!clean.step(BLOCK)) {}
+        else for (let i = 0; i < steps; i++) clean.step(BLOCK);
+        expect(clean.done).toBe(steps === Infinity);
+        for (const [from, to] of ranges) expect([from, to, clean.verbatim(b, from, to)]).toEqual([from, to, verbatimBytes(b, from, to)]);
+        // Another view of the same bytes (as a protobuf payload field is), and of other bytes.
+        const inner = b.subarray(BLOCK + 5);
+        expect(clean.verbatim(inner, 0, 3 * BLOCK)).toBe(verbatimBytes(inner, 0, 3 * BLOCK));
+        const other = b.slice();
+        expect(verbatimBytes(other, 0, other.length, clean)).toBe(verbatimBytes(other, 0, other.length));
+      }
+    });
+  }
+
+  test("a backslash counts as a control character does", () => {
+    const b = view([]);
+    b[2 * BLOCK + 10] = 0x5c;
+    const clean = new CleanBlocks(b);
+    clean.step(Infinity);
+    expect(clean.verbatim(b, BLOCK, 4 * BLOCK)).toBe(false);
+    expect(clean.verbatim(b, 3 * BLOCK, 5 * BLOCK)).toBe(true);
+  });
+
+  test("parseJsonBytesSharing reads the same value with the blocks as without", () => {
+    const text = "x".repeat(3 * BLOCK);
+    for (const payload of [{ text }, { text, bad: `${text}\n` }, { list: [text, "short", `${text}é`] }]) {
+      const bytes = utf8(JSON.stringify({ id: "C2C.1.2.3", payload }));
+      const clean = new CleanBlocks(bytes);
+      clean.step(Infinity);
+      expect(structuredClone(parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH, clean).value)).toEqual(
+        structuredClone(parseJsonBytesSharing(bytes, "payload", MAX_JSON_DEPTH).value),
+      );
     }
   });
 });

@@ -43,6 +43,8 @@ export class RecordingEngine implements DeliveryEngine {
   readonly closed: Session[] = [];
   readonly messages: { session: Session; raw: Record<string, unknown> }[] = [];
   readonly acks: { session: Session; ack: ClientAck }[] = [];
+  /** Messages (`message <id>`) and acks (`ack <id>`) in the order they were handed over. */
+  readonly log: string[] = [];
   readonly #inner = interimEngine(Date.now);
 
   onOpen(session: Session): void {
@@ -53,10 +55,12 @@ export class RecordingEngine implements DeliveryEngine {
   }
   onMessage(session: Session, raw: Record<string, unknown>): void {
     this.messages.push({ session, raw });
+    this.log.push(`message ${String(raw.id)}`);
     this.#inner.onMessage(session, raw);
   }
   onAck(session: Session, ack: ClientAck): void {
     this.acks.push({ session, ack });
+    this.log.push(`ack ${ack.msgId}`);
     this.#inner.onAck(session, ack);
   }
 }

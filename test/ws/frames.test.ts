@@ -198,6 +198,26 @@ describe("svc.v2 frames over a real socket [pglite]", () => {
     }
   });
 
+  test("uplinks behind a large message (scanned a slice a turn) are handled in the order they arrived; pings are answered meanwhile", async () => {
+    const large = (mib: number) => ({ ...c2c(alice.userId, 5n), payload: { text: "L".repeat(mib << 20), n: mib } });
+    const [l1, l2, l3] = [large(3), large(2), large(2)];
+    const [s1, s2, s3] = [c2c(alice.userId, 5n, "one"), c2c(alice.userId, 5n, "two"), c2c(alice.userId, 5n, "three")];
+    const ack = encodeFrame(FrameType.Ack, hex("00 00 00 00 00 00 30 39"), makeFlags({ ackDirection: 1 }));
+    const from = engine.log.length;
+    c.sendRaw(encodeFrame(FrameType.MsgC2C, messageProto(l1))); // protobuf, its payload field read in place
+    c.send(s1);
+    c.sendRaw(ack);
+    c.ping(77);
+    c.sendRaw(encodeFrame(FrameType.MsgC2C, utf8(messageJson(l2)))); // JSON
+    c.sendRaw(encodeFrame(FrameType.MsgC2C, utf8(messageJson(l3)))); // a second scan behind the first
+    c.send(s2);
+    c.send(s3);
+    await c.nextMessage((m) => m.in_reply_to === s3.id, 20_000);
+    expect(engine.log.slice(from)).toEqual([l1, s1].map((m) => `message ${m.id}`).concat(["ack 12345"], [l2, l3, s2, s3].map((m) => `message ${m.id}`)));
+    for (const m of [l1, l2, l3]) expect((engine.messages.find((x) => x.raw.id === m.id)!.raw.payload as { text: string }).text).toBe(m.payload.text);
+    expect(await c.next((e) => e.kind === "pong", 20_000)).toEqual({ kind: "pong", seq: 77 });
+  });
+
   test("protobuf business message in MSG_C2S (not an ack) goes to the engine", async () => {
     const m: ImMessage = { id: newMessageId("C2S"), type: "C2S", from: alice.userId, to: 1000n, msg_type: "text", payload: { text: "bot?", topic_id: 1 }, server_ts: 0 };
     c.sendRaw(encodeFrame(FrameType.MsgC2S, messageProto(m)));
