@@ -51,8 +51,8 @@ const PONG = new Uint8Array(11);
 const SCAN_AHEAD_BYTES = 1 << 20;
 /** What one turn scans: ~0.5 ms. */
 const SCAN_SLICE_BYTES = 1 << 20;
-/** Held uplinks behind a scan, in bytes, before more are refused as rate_limited (a client outrunning the scan). */
-const HELD_MAX_BYTES = 64 << 20;
+/** Held uplinks behind a scan, in largest messages, before more are refused as rate_limited (a client outrunning the scan). */
+const HELD_MAX_MESSAGES = 4;
 
 export function dispatch(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
   if (typeof message !== "string" && conn.proto === Proto.V2) {
@@ -74,7 +74,7 @@ function handle(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
 function hold(d: UplinkDeps, conn: Conn, message: string | Uint8Array): void {
   const held = conn.held!;
   const size = message.length;
-  if (held.bytes + size > HELD_MAX_BYTES) {
+  if (held.bytes + size > HELD_MAX_MESSAGES * d.msgMaxBytes) {
     const id = typeof message === "string" ? messageIdInText(message) : messageIdInBytes(conn.proto === Proto.V2 ? message.subarray(FRAME_HEADER_SIZE) : message);
     return rateLimited(d, conn, id);
   }
