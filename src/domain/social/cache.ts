@@ -1,26 +1,43 @@
 /**
  * A bounded map whose entries expire after `ttlMs` (0: nothing is kept).
  * Eviction is oldest-inserted first: Map keeps insertion order, so it costs O(1).
+ *
+ * Refresh-ahead (`onDue`): an entry asked for in the last quarter of its life
+ * is still answered, and its owner is told to read it again in the
+ * background. A key in use is then never missing: entries loaded together
+ * (a busy node's first seconds) expired together, and every message asking
+ * in the next moment waited for a read (bench/FINDINGS.md 2026-11-27 afternoon).
  */
 export class TtlCache<K, V> {
   readonly #entries = new Map<K, { readonly value: V; readonly at: number }>();
   /** Loads under way, by key: askers of a missing key share one read (`loading`, `track`). */
   readonly #loading = new Map<K, Promise<V>>();
+  readonly #dueAfterMs: number;
+  #onDue: ((key: K) => void) | undefined;
 
   constructor(
     private readonly ttlMs: number,
     private readonly max: number,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.#dueAfterMs = ttlMs - ttlMs / 4;
+  }
+
+  /** Called (once per read) with a key asked for in the last quarter of its life: read it again, `track` the read. */
+  onDue(refresh: (key: K) => void): void {
+    this.#onDue = refresh;
+  }
 
   /** The entry, or undefined on a miss (the value itself may be null/empty). */
   get(key: K): { readonly value: V } | undefined {
     const e = this.#entries.get(key);
     if (!e) return undefined;
-    if (this.now() - e.at >= this.ttlMs) {
+    const age = this.now() - e.at;
+    if (age >= this.ttlMs) {
       this.#entries.delete(key);
       return undefined;
     }
+    if (age >= this.#dueAfterMs && this.#onDue && !this.#loading.has(key)) this.#onDue(key);
     return e;
   }
 

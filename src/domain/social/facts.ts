@@ -55,6 +55,16 @@ export class SocialFacts {
     this.#relations = new TtlCache(settings.ttlMs, settings.max, now);
     this.#groups = new TtlCache(settings.ttlMs, settings.max, now);
     this.#friends = new TtlCache(settings.ttlMs, settings.max, now);
+    // Refresh-ahead (TtlCache): a failed background read leaves the entry to expire and be read by its next asker.
+    const again = <K, V>(cache: TtlCache<K, V>, load: (key: K) => Promise<V>) =>
+      cache.onDue((key) => void this.#cached(cache, key, () => load(key), true).catch(() => {}));
+    again(this.#users, (id) => this.#loadUser(id));
+    again(this.#relations, (key) => {
+      const at = key.indexOf(":");
+      return this.#loadRelation(BigInt(key.slice(0, at)), BigInt(key.slice(at + 1)));
+    });
+    again(this.#groups, (id) => this.#loadGroup(id));
+    again(this.#friends, (id) => this.#friendLists.load(id));
   }
 
   onInvalidate(listener: (change: Invalidation) => void): void {
@@ -120,23 +130,27 @@ export class SocialFacts {
 
   /** A live user's facts; null when there is no such user or it is deleted. */
   user(userId: bigint): Promise<UserFacts | null> {
-    return this.#cached(this.#users, userId, async () => {
-      const rows = await this.store.db
-        .select({ accountType: users.accountType })
-        .from(users)
-        .where(and(eq(users.id, userId), isNull(users.deletedAt)))
-        .limit(1);
-      return rows[0] ?? null;
-    });
+    return this.#cached(this.#users, userId, () => this.#loadUser(userId));
+  }
+
+  async #loadUser(userId: bigint): Promise<UserFacts | null> {
+    const rows = await this.store.db
+      .select({ accountType: users.accountType })
+      .from(users)
+      .where(and(eq(users.id, userId), isNull(users.deletedAt)))
+      .limit(1);
+    return rows[0] ?? null;
   }
 
   relation(from: bigint, to: bigint): Promise<Relation> {
-    return this.#cached(this.#relations, pairKey(from, to), async () => {
-      const [row] = await this.store.fixed<{ friend: boolean; denied: boolean }>(sql`select
-        exists(select 1 from friend where user_id = ${from} and friend_id = ${to}) as friend,
-        exists(select 1 from denylist where user_id = ${to} and denied_user_id = ${from}) as denied`);
-      return { friend: row?.friend === true, denied: row?.denied === true };
-    });
+    return this.#cached(this.#relations, pairKey(from, to), () => this.#loadRelation(from, to));
+  }
+
+  async #loadRelation(from: bigint, to: bigint): Promise<Relation> {
+    const [row] = await this.store.fixed<{ friend: boolean; denied: boolean }>(sql`select
+      exists(select 1 from friend where user_id = ${from} and friend_id = ${to}) as friend,
+      exists(select 1 from denylist where user_id = ${to} and denied_user_id = ${from}) as denied`);
+    return { friend: row?.friend === true, denied: row?.denied === true };
   }
 
   /**
@@ -144,17 +158,19 @@ export class SocialFacts {
    * `fresh` reads the database (REST authorisation) and refreshes the entry.
    */
   group(groupId: bigint, fresh = false): Promise<GroupFacts | null> {
-    return this.#cached(this.#groups, groupId, async () => {
-      const rows = await this.store.db
-        .select({ ownerId: groups.ownerId, userId: groupMembers.userId, role: groupMembers.role })
-        .from(groups)
-        .leftJoin(groupMembers, eq(groupMembers.groupId, groups.id))
-        .where(and(eq(groups.id, groupId), isNull(groups.dissolvedAt)));
-      if (rows.length === 0) return null;
-      const roles = new Map<bigint, GroupRole>();
-      for (const r of rows) if (r.userId !== null && isGroupRole(r.role)) roles.set(r.userId, r.role);
-      return { ownerId: rows[0]!.ownerId, roles, ids: [...roles.keys()] };
-    }, fresh);
+    return this.#cached(this.#groups, groupId, () => this.#loadGroup(groupId), fresh);
+  }
+
+  async #loadGroup(groupId: bigint): Promise<GroupFacts | null> {
+    const rows = await this.store.db
+      .select({ ownerId: groups.ownerId, userId: groupMembers.userId, role: groupMembers.role })
+      .from(groups)
+      .leftJoin(groupMembers, eq(groupMembers.groupId, groups.id))
+      .where(and(eq(groups.id, groupId), isNull(groups.dissolvedAt)));
+    if (rows.length === 0) return null;
+    const roles = new Map<bigint, GroupRole>();
+    for (const r of rows) if (r.userId !== null && isGroupRole(r.role)) roles.set(r.userId, r.role);
+    return { ownerId: rows[0]!.ownerId, roles, ids: [...roles.keys()] };
   }
 
   /** Friends of a user; misses of users connecting at once share one query (presence notices on connect). */
