@@ -55,11 +55,12 @@ export class SocialFacts {
     this.#relations = new TtlCache(settings.ttlMs, settings.max, now);
     this.#groups = new TtlCache(settings.ttlMs, settings.max, now);
     this.#friends = new TtlCache(settings.ttlMs, settings.max, now);
-    // Refresh-ahead (TtlCache): a failed background read leaves the entry to expire and be read by its next asker.
+    // Refresh-ahead (TtlCache), asked from inside a message's routing: the loaders are async (nothing throws into
+    // it), and a failed background read leaves the entry to expire and be read by its next asker.
     const again = <K, V>(cache: TtlCache<K, V>, load: (key: K) => Promise<V>) =>
       cache.onDue((key) => void this.#cached(cache, key, () => load(key), true).catch(() => {}));
     again(this.#users, (id) => this.#loadUser(id));
-    again(this.#relations, (key) => {
+    again(this.#relations, async (key) => {
       const at = key.indexOf(":");
       return this.#loadRelation(BigInt(key.slice(0, at)), BigInt(key.slice(at + 1)));
     });
