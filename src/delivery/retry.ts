@@ -2,8 +2,10 @@
  * One bucketed retry schedule per node (a timer wheel keyed by absolute slot
  * number): every pending push to one device is an entry in the slot of its
  * next attempt, and a single interval timer (or a test, with a fake clock)
- * advances the wheel. Cancelling is O(1): the entry is flagged and dropped
- * from its device's index; the slot skips it when it comes round.
+ * advances the wheel. Cancelling is O(1): the entry is flagged, dropped from
+ * its device's index and its place in the slot is emptied, so an acknowledged
+ * push (its message, encodings and a large payload's frame) is garbage at
+ * once, not when its slot comes round seconds later.
  */
 import type { ChatType, Outbound } from "./ports.ts";
 import { metrics } from "../metrics/index.ts";
@@ -27,6 +29,9 @@ export interface RetryEntry {
   next: number;
   due: number;
   cancelled: boolean;
+  /** Where it waits: its slot, and its place in the slot's list. */
+  slot: number;
+  at: number;
 }
 
 /** Sends one attempt; false when the device has no session here any more (the entry is dropped). */
@@ -36,7 +41,8 @@ export type Attempt = (entry: RetryEntry) => boolean;
 type DeviceIndex = Map<bigint, Map<string, Map<string, RetryEntry>>>;
 
 export class RetryWheel {
-  readonly #slots = new Map<number, RetryEntry[]>();
+  /** Slot → its entries in order; a cancelled entry's place is emptied (undefined). */
+  readonly #slots = new Map<number, (RetryEntry | undefined)[]>();
   /** Per device: §2.8 id → live entry (acks find their entry here). */
   readonly #byDevice: DeviceIndex = new Map();
   #lastSlot: number;
@@ -65,15 +71,15 @@ export class RetryWheel {
    * Tracks a push whose first attempt was just made. Nothing is kept when the
    * schedule has no further attempt (C2G: one best-effort push).
    */
-  track(entry: Omit<RetryEntry, "next" | "due" | "cancelled">): void {
+  track(entry: Omit<RetryEntry, "next" | "due" | "cancelled" | "slot" | "at">): void {
     if (entry.schedule.length < 2) return;
-    const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false };
+    const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false, slot: 0, at: 0 };
     let devices = this.#byDevice.get(e.userId);
     if (!devices) this.#byDevice.set(e.userId, (devices = new Map()));
     let device = devices.get(e.deviceId);
     if (!device) devices.set(e.deviceId, (device = new Map()));
     const prior = device.get(e.out.msg.id);
-    if (prior) prior.cancelled = true;
+    if (prior) this.#unslot(prior);
     device.set(e.out.msg.id, e);
     this.#schedule(e, this.now());
   }
@@ -96,15 +102,22 @@ export class RetryWheel {
    * `cancelDevice` (its disconnect) drops it.
    */
   cancel(entry: RetryEntry): void {
-    entry.cancelled = true;
+    this.#unslot(entry);
     const device = this.#byDevice.get(entry.userId)?.get(entry.deviceId);
     if (device?.get(entry.out.msg.id) === entry) device.delete(entry.out.msg.id);
+  }
+
+  /** Flags an entry and empties its place in its slot (a slot being fired was taken out of `#slots` first). */
+  #unslot(entry: RetryEntry): void {
+    entry.cancelled = true;
+    const list = this.#slots.get(entry.slot);
+    if (list?.[entry.at] === entry) list[entry.at] = undefined;
   }
 
   /** Drops every entry of a device (it disconnected: what it lacks stays pending in the store). */
   cancelDevice(userId: bigint, deviceId: string): void {
     const devices = this.#byDevice.get(userId);
-    for (const e of devices?.get(deviceId)?.values() ?? []) e.cancelled = true;
+    for (const e of devices?.get(deviceId)?.values() ?? []) this.#unslot(e);
     devices?.delete(deviceId);
     if (devices && !devices.size) this.#byDevice.delete(userId);
   }
@@ -131,7 +144,7 @@ export class RetryWheel {
       const entries = this.#slots.get(slot);
       if (!entries) continue;
       this.#slots.delete(slot);
-      for (const e of entries) this.#fire(e, now);
+      for (const e of entries) if (e) this.#fire(e, now);
     }
     this.#lastSlot = Math.max(this.#lastSlot, target);
   }
@@ -142,7 +155,15 @@ export class RetryWheel {
     const slot = Math.max(Math.ceil(e.due / this.tickMs), this.#lastSlot + 1);
     let list = this.#slots.get(slot);
     if (!list) this.#slots.set(slot, (list = []));
-    list.push(e);
+    e.slot = slot;
+    e.at = list.push(e) - 1;
+  }
+
+  /** Entries waiting in slots (tests: an acknowledged push leaves its slot at once). */
+  get scheduled(): number {
+    let n = 0;
+    for (const list of this.#slots.values()) for (const e of list) if (e) n++;
+    return n;
   }
 
   #fire(e: RetryEntry, now: number): void {
