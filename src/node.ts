@@ -261,16 +261,18 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
       reusePort: config.workers > 1,
       // Production serving in every environment: no dev-server bundling or HMR for the chat page.
       development: false,
-      routes: chatPageRoutes,
-      async fetch(req, srv) {
-        const url = new URL(req.url);
-        if (url.pathname === "/ws") {
+      routes: {
+        ...chatPageRoutes,
+        // Matched by Bun on the path alone (the query may carry the browser's token): no URL parsed per handshake.
+        "/ws": (req: Request, srv: Server<Conn>) => {
           if (cluster.draining) {
             metrics.wsRefused(503);
             return Response.json(preBusinessError(503, "server restarting", "reconnect to another node"), { status: 503 });
           }
           return transport.upgrade(req, srv);
-        }
+        },
+      },
+      fetch(req, srv) {
         return http.fetch(req, { ip: srv.requestIP(req)?.address ?? "", wsUrl: ownWsUrl });
       },
       websocket: transport.websocket,

@@ -14,7 +14,7 @@ import { CloseCode } from "../model/close-codes.ts";
 import type { IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
-import { isRetired, type AckTarget, type InboxReader } from "./inbox.ts";
+import { isRetired, OPEN_BATCH_MAX, type AckTarget, type DeviceOpen, type InboxReader } from "./inbox.ts";
 import { StoreUnavailable } from "./group-commit.ts";
 import type { MarkLedger } from "./marks.ts";
 import { mintMessageId } from "./msg-id.ts";
@@ -59,6 +59,13 @@ const EMPTY = "{}";
 /** Users remembered for a `pull` after an outage of this node's Redis; beyond it, every device is asked. */
 export const SKIPPED_MAX = 10_000;
 
+/** A connect waiting for its device check: the id minted at the connect (its floor if first seen), the device's earlier node. */
+interface Connect {
+  readonly session: Session;
+  readonly fresh: bigint;
+  readonly prev: number | undefined;
+}
+
 const sameDevice = (a: DeviceAddress, b: DeviceAddress | undefined) =>
   b !== undefined && a.userId === b.userId && a.deviceId === b.deviceId;
 
@@ -72,6 +79,9 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #retired = new Set<number>();
   /** Open sessions on this node (catch-up after a Redis outage). */
   readonly #open = new Map<number, Session>();
+  /** Connects waiting for their device check (#checkDevice), and whether a check is running. */
+  #connects: Connect[] = [];
+  #checking = false;
   /** Messages pushed lately: acks resolve here without a database read. */
   readonly recent = new RecentMessages();
   /** Recipients whose devices on other nodes this node could not reach (presence or bus down): they pull once Redis is back. */
@@ -87,7 +97,9 @@ export class Engine implements DeliveryEngine, Notifier {
 
   onOpen(session: Session): void {
     this.#open.set(session.connId, session);
-    this.#track(this.#opened(session));
+    const cluster = this.d.cluster;
+    if (cluster) this.#track(this.#openedInCluster(session, cluster));
+    else this.#checkDevice(session, undefined);
   }
 
   onClose(session: Session): void {
@@ -100,7 +112,7 @@ export class Engine implements DeliveryEngine, Notifier {
       const cluster = this.d.cluster;
       if (cluster) this.#track(cluster.presence.remove(session.userId, session.deviceId));
     }
-    if (this.#onlyConnection(session)) this.#track(this.#presence(session.userId, "offline"));
+    if (this.#onlyConnection(session)) this.#presenceOf(session.userId, "offline");
   }
 
   onMessage(session: Session, raw: Record<string, unknown>): void {
@@ -331,33 +343,75 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 
   /**
-   * A connection opened: presence first (so a sender on another node that
-   * stores after the pending check below finds this device and pushes), then
-   * one statement for status, floor and pending (InboxReader.openDevice).
-   * A retired device is taken out of presence again, without a kick.
+   * A connection opened in a cluster: presence first (so a sender on another
+   * node that stores after the device check below finds this device and
+   * pushes), then the check.
    */
-  async #opened(session: Session): Promise<void> {
+  async #openedInCluster(session: Session, cluster: NonNullable<EngineDeps["cluster"]>): Promise<void> {
+    const prev = await cluster.presence.add(session.userId, session.deviceId).catch(() => undefined);
+    this.#checkDevice(session, prev);
+  }
+
+  /**
+   * Queues a connect's device check: one statement for status, floor and
+   * pending (InboxReader.openDevices) for every connect of a turn, one
+   * statement at a time, those arriving meanwhile in the next. A connect costs
+   * an entry here, no promise of its own (a reconnect storm is thousands).
+   */
+  #checkDevice(session: Session, prev: number | undefined): void {
+    this.#connects.push({ session, fresh: this.d.ids.next(), prev });
+    if (this.#checking) return;
+    this.#checking = true;
+    this.#track(this.#checkConnects());
+  }
+
+  async #checkConnects(): Promise<void> {
+    try {
+      await new Promise<void>((r) => setImmediate(r)); // the connects of this turn share the first statement
+      while (this.#connects.length) {
+        const batch = this.#connects.splice(0, OPEN_BATCH_MAX);
+        let devs: readonly DeviceOpen[];
+        try {
+          devs = await this.d.inbox.openDevices(batch.map((c) => ({ userId: c.session.userId, deviceId: c.session.deviceId, fresh: c.fresh })));
+        } catch (err) {
+          this.d.log.error("delivery: device check failed", { err, devices: batch.length });
+          continue;
+        }
+        for (let i = 0; i < batch.length; i++) {
+          try {
+            this.#deviceChecked(batch[i]!, devs[i]!);
+          } catch (err) {
+            this.d.log.error("delivery: background step failed", { err });
+          }
+        }
+      }
+    } finally {
+      this.#checking = false;
+    }
+  }
+
+  /** A connect's device check answered: a retired device is taken out of presence again (no kick); else pending and presence. */
+  #deviceChecked({ session, prev }: Connect, dev: DeviceOpen): void {
     const { userId, deviceId } = session;
     const cluster = this.d.cluster;
-    const prev = cluster ? await cluster.presence.add(userId, deviceId).catch(() => undefined) : undefined;
-    const dev = await this.d.inbox.openDevice(userId, deviceId, this.d.ids.next());
     if (isRetired(dev.status)) {
       this.#retired.add(session.connId);
-      if (cluster) await cluster.presence.remove(userId, deviceId).catch(() => undefined);
+      if (cluster) this.#track(cluster.presence.remove(userId, deviceId).catch(() => undefined));
       return;
     }
     // Takeover across nodes: the node that held this device closes its connection.
     if (cluster && prev !== undefined && prev !== cluster.nodeId) {
       cluster.bus.send(prev, { kind: "kick", userId, deviceId, action: "logged_another_device", at: this.d.now() });
     }
-    // The statement counts committed marks only: acks not yet committed (docs/delivery.md "Marks") are checked apart.
-    let pending = dev.pending;
-    if (pending) {
-      const acked = await this.unconfirmed(userId, deviceId);
-      if (acked.length) pending = await this.d.inbox.hasPending(userId, deviceId, acked);
-    }
-    if (pending) this.tell(session, "pull_offline_msg", {});
-    if (this.#onlyConnection(session)) await this.#presence(userId, "online");
+    if (dev.pending) this.#track(this.#pendingOnOpen(session));
+    if (this.#onlyConnection(session)) this.#presenceOf(userId, "online");
+  }
+
+  /** The statement counts committed marks only: acks not yet committed (docs/delivery.md "Marks") are checked apart. */
+  async #pendingOnOpen(session: Session): Promise<void> {
+    const acked = await this.unconfirmed(session.userId, session.deviceId);
+    if (acked.length && !(await this.d.inbox.hasPending(session.userId, session.deviceId, acked))) return;
+    this.tell(session, "pull_offline_msg", {});
   }
 
   /** True when `session` is the user's only connection here (first to open, last to close). */
@@ -372,6 +426,13 @@ export class Engine implements DeliveryEngine, Notifier {
   async #presence(userId: bigint, action: "online" | "offline"): Promise<void> {
     const friends = await this.d.social.friendsOf(userId);
     if (friends.length) await this.notify(friends, action, { user_id: userId, uid: userId });
+  }
+
+  /** `#presence`, without a promise when the friend list is cached and empty (most connects of a storm). */
+  #presenceOf(userId: bigint, action: "online" | "offline"): void {
+    const friends = this.d.social.friendsOfNow?.(userId);
+    if (friends === undefined) this.#track(this.#presence(userId, action));
+    else if (friends.length) this.#track(this.notify(friends, action, { user_id: userId, uid: userId }));
   }
 
   /**

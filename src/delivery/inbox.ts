@@ -203,8 +203,8 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
 
 const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
 
-// Devices per openDevice statement (three array parameters, whatever the count).
-const OPEN_BATCH_MAX = 500;
+/** Devices per openDevice statement (three array parameters, whatever the count). */
+export const OPEN_BATCH_MAX = 500;
 
 export class InboxReader {
   constructor(private readonly store: Store) {}
@@ -240,7 +240,7 @@ export class InboxReader {
         this.#openArgs.delete(k);
         return r;
       });
-      const out = await this.#openDevices(reqs);
+      const out = await this.openDevices(reqs);
       return new Map(keys.map((k, i) => [k, out[i]!]));
     },
     NOT_OPENED,
@@ -251,17 +251,35 @@ export class InboxReader {
   );
 
   /**
-   * One statement for `reqs` (distinct devices): a floor inserted by a
-   * concurrent statement is not visible to this snapshot, so the floor
-   * computed here stands in (the same value, or a fresher one). A device seen
-   * for the first time also gets a cursor in each of its user's groups, just
-   * below the first entry stored since its floor (its cursor then runs on
-   * without a hole).
+   * Connects' device checks (openDevice), in statements of up to
+   * OPEN_BATCH_MAX devices: an answer per request, in order. A device asked
+   * for twice shares one answer, its first request's (`fresh` included).
+   *
+   * Within a statement a floor inserted by a concurrent statement is not
+   * visible to its snapshot, so the floor computed there stands in (the same
+   * value, or a fresher one). A device seen for the first time also gets a
+   * cursor in each of its user's groups, just below the first entry stored
+   * since its floor (its cursor then runs on without a hole).
    */
-  async #openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
-    const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(openDevicesQuery(reqs));
+  async openDevices(reqs: readonly OpenRequest[]): Promise<DeviceOpen[]> {
     const out: DeviceOpen[] = new Array(reqs.length);
-    for (const r of rows) out[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
+    for (let from = 0; from < reqs.length; from += OPEN_BATCH_MAX) {
+      const part = reqs.slice(from, from + OPEN_BATCH_MAX);
+      // Distinct devices per statement: where each request's answer is (a repeat points at the first).
+      const first = new Map<string, number>();
+      const slot: number[] = new Array(part.length);
+      const distinct: OpenRequest[] = [];
+      for (let i = 0; i < part.length; i++) {
+        const key = `${part[i]!.userId}\u0000${part[i]!.deviceId}`;
+        let at = first.get(key);
+        if (at === undefined) first.set(key, (at = distinct.push(part[i]!) - 1));
+        slot[i] = at;
+      }
+      const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(openDevicesQuery(distinct));
+      const answers: DeviceOpen[] = new Array(distinct.length).fill(NOT_OPENED);
+      for (const r of rows) answers[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
+      for (let i = 0; i < part.length; i++) out[from + i] = answers[slot[i]!]!;
+    }
     return out;
   }
 

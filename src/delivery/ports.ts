@@ -84,6 +84,8 @@ export interface SocialGraph {
   groupMembersNow?(userId: bigint, groupId: bigint): Result<readonly bigint[]> | undefined;
   /** Friends of a user (presence fan-out). */
   friendsOf(userId: bigint): Promise<readonly bigint[]>;
+  /** friendsOf from what is at hand (undefined: not cached; then the async form is asked). Optional, as checkC2CNow. */
+  friendsOfNow?(userId: bigint): readonly bigint[] | undefined;
   /** After a C2G message is stored: mentions (payload.at_uids) and conversation bookkeeping. */
   afterGroupMessage(msg: ImMessage, groupId: bigint, serverId: bigint): Promise<void>;
 }

@@ -13,7 +13,7 @@ import { CloseCode } from "./close-codes.ts";
 import { Conn, handlingMessageOf, type ConnContext } from "./conn.ts";
 import { dispatch, type UplinkDeps } from "./dispatch.ts";
 import { ExpiryWatch } from "./expiry.ts";
-import { authenticate, type HandshakeThrottles } from "./handshake.ts";
+import { authenticate, type HandshakeResult, type HandshakeThrottles } from "./handshake.ts";
 import { FrameHeartbeat, V2_TOPIC } from "./heartbeat.ts";
 import { Hub } from "./hub.ts";
 import { negotiate, PROTOCOL_NAMES, Proto } from "./negotiate.ts";
@@ -35,8 +35,8 @@ export interface TransportPorts {
 export type EngineSource = DeliveryEngine | ((ports: TransportPorts) => DeliveryEngine);
 
 export interface WsTransport extends TransportPorts {
-  /** Handles GET /ws: upgrades (returns undefined) or answers with an HTTP error. */
-  upgrade(req: Request, server: Server<Conn>): Promise<Response | undefined>;
+  /** Handles GET /ws: upgrades (returns undefined) or answers with an HTTP error; synchronous when the session is known here. */
+  upgrade(req: Request, server: Server<Conn>): Response | undefined | Promise<Response | undefined>;
   /** Handlers and socket options for Bun.serve (limits, idle timeout, backpressure). */
   readonly websocket: WebSocketHandler<Conn>;
   readonly engine: DeliveryEngine;
@@ -142,6 +142,32 @@ export function createWsTransport(services: Services, engineSource: EngineSource
     });
   };
 
+  const failed = (e: unknown) => {
+    log.error("ws: handshake failed", { err: e as Error });
+    return reject(500, "internal", "handshake failed, retry later");
+  };
+
+  /** An authenticated handshake upgrades (undefined) or is refused. */
+  function admit(req: Request, srv: Server<Conn>, auth: HandshakeResult): Response | undefined {
+    if (!auth.ok) return reject(auth.status, auth.title, auth.content);
+    if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
+      return reject(400, "bad_request", "GET /ws expects a WebSocket upgrade");
+    }
+    const neg = negotiate(req.headers.get("sec-websocket-protocol"));
+    const conn = neg.ok
+      ? new Conn(++connSeq, auth.identity, neg.proto, ctx)
+      : new Conn(
+          ++connSeq,
+          auth.identity,
+          -1,
+          ctx,
+          connectionError(400, "unsupported_protocol", `none of [${neg.offered.join(", ")}] is supported; offer one of ${PROTOCOL_NAMES.join(", ")}`, now()),
+        );
+    const headers = neg.answer === undefined ? undefined : (ANSWERS.get(neg.answer) ?? { "Sec-WebSocket-Protocol": neg.answer });
+    if (srv.upgrade(req, { data: conn, headers })) return undefined;
+    return reject(400, "bad_request", "WebSocket upgrade failed");
+  }
+
   return {
     registry: hub,
     tell,
@@ -164,36 +190,19 @@ export function createWsTransport(services: Services, engineSource: EngineSource
     sweep,
     heartbeat: () => heartbeat.beat(server),
 
-    async upgrade(req, srv) {
+    upgrade(req, srv) {
       server ??= srv;
       // The address only feeds the per-IP counter: not asked for when the throttles are lifted.
       const ip = throttles.off ? "" : (srv.requestIP(req)?.address ?? "unknown");
       let auth;
       try {
-        // Synchronous when the session is known here: the upgrade then happens in this turn.
         auth = authenticate(req, ip, tokens, throttles, now(), check);
-        if (auth instanceof Promise) auth = await auth;
       } catch (e) {
-        log.error("ws: handshake failed", { err: e as Error });
-        return reject(500, "internal", "handshake failed, retry later");
+        return failed(e);
       }
-      if (!auth.ok) return reject(auth.status, auth.title, auth.content);
-      if (req.headers.get("upgrade")?.toLowerCase() !== "websocket") {
-        return reject(400, "bad_request", "GET /ws expects a WebSocket upgrade");
-      }
-      const neg = negotiate(req.headers.get("sec-websocket-protocol"));
-      const conn = neg.ok
-        ? new Conn(++connSeq, auth.identity, neg.proto, ctx)
-        : new Conn(
-            ++connSeq,
-            auth.identity,
-            -1,
-            ctx,
-            connectionError(400, "unsupported_protocol", `none of [${neg.offered.join(", ")}] is supported; offer one of ${PROTOCOL_NAMES.join(", ")}`, now()),
-          );
-      const headers = neg.answer === undefined ? undefined : (ANSWERS.get(neg.answer) ?? { "Sec-WebSocket-Protocol": neg.answer });
-      if (srv.upgrade(req, { data: conn, headers })) return undefined;
-      return reject(400, "bad_request", "WebSocket upgrade failed");
+      // Synchronous when the session is known here: the upgrade then happens in this turn, with no promise.
+      if (auth instanceof Promise) return auth.then((a) => admit(req, srv, a), failed);
+      return admit(req, srv, auth);
     },
 
     websocket: {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
 import { deliveryDevices, deliveryMarks, inbox, userDevices } from "../../src/db/schema/index.ts";
-import { InboxReader } from "../../src/delivery/inbox.ts";
+import { InboxReader, OPEN_BATCH_MAX } from "../../src/delivery/inbox.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../../src/ids/tsid.ts";
 import { freshStore, storeKinds, type TestStore } from "../support/stores.ts";
 
@@ -88,6 +88,22 @@ for (const kind of storeKinds()) {
       ]);
       for (const d of odd.slice(1)) expect(await floorOf(d)).toBeDefined();
       expect(await floorOf(odd[1]!)).toBe(at(T0));
+    });
+
+    test("openDevices (a turn's connects): answers in request order across statements of OPEN_BATCH_MAX, a repeat shares its first request's", async () => {
+      await stored(at(T0 + 1000));
+      // Even devices connect with a floor before the message (pending), odd ones after it (not pending).
+      const n = OPEN_BATCH_MAX + 3;
+      const reqs = Array.from({ length: n }, (_, i) => ({ userId: U, deviceId: `bulk-${i}`, fresh: at(T0 + (i % 2 ? 2000 : 0)) }));
+      reqs.splice(2, 0, { userId: U, deviceId: "bulk-0", fresh: at(T0 + 9000) }); // bulk-0 again, in the same statement
+      const answers = await reader.openDevices(reqs);
+      expect(answers).toHaveLength(reqs.length);
+      expect(answers[2]).toEqual({ status: undefined, pending: true }); // as its first request, whose floor it shares
+      reqs.forEach((r, i) => {
+        if (i !== 2) expect([r.deviceId, answers[i]!.pending]).toEqual([r.deviceId, Number(r.deviceId.slice(5)) % 2 === 0]);
+      });
+      expect(await floorOf("bulk-0")).toBe(at(T0));
+      expect(await floorOf(`bulk-${n - 1}`)).toBe(at(T0 + ((n - 1) % 2 ? 2000 : 0)));
     });
   });
 }

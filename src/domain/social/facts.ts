@@ -129,6 +129,10 @@ export class SocialFacts {
     return this.#groups.get(groupId)?.value;
   }
 
+  friendsNow(userId: bigint): readonly bigint[] | undefined {
+    return this.#friends.get(userId)?.value;
+  }
+
   /** A live user's facts; null when there is no such user or it is deleted. */
   user(userId: bigint): Promise<UserFacts | null> {
     return this.#cached(this.#users, userId, () => this.#loadUser(userId));

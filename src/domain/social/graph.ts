@@ -80,6 +80,10 @@ export class CachedSocialGraph implements SocialGraph {
     return this.facts.friendsOf(userId);
   }
 
+  friendsOfNow(userId: bigint): readonly bigint[] | undefined {
+    return this.facts.friendsNow(userId);
+  }
+
   async afterGroupMessage(msg: ImMessage, groupId: bigint, serverId: bigint): Promise<void> {
     await this.mentions.record(msg, groupId, serverId);
   }
