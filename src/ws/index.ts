@@ -192,17 +192,16 @@ export function createWsTransport(services: Services, engineSource: EngineSource
 
     upgrade(req, srv) {
       server ??= srv;
-      // The address only feeds the per-IP counter: not asked for when the throttles are lifted.
-      const ip = throttles.off ? "" : (srv.requestIP(req)?.address ?? "unknown");
-      let auth;
       try {
-        auth = authenticate(req, ip, tokens, throttles, now(), check);
+        // The address only feeds the per-IP counter: not asked for when the throttles are lifted.
+        const ip = throttles.off ? "" : (srv.requestIP(req)?.address ?? "unknown");
+        const auth = authenticate(req, ip, tokens, throttles, now(), check);
+        // Synchronous when the session is known here: the upgrade then happens in this turn, with no promise.
+        if (auth instanceof Promise) return auth.then((a) => admit(req, srv, a)).catch(failed);
+        return admit(req, srv, auth);
       } catch (e) {
-        return failed(e);
+        return failed(e); // answered in the spec's shape, never Bun's default error page
       }
-      // Synchronous when the session is known here: the upgrade then happens in this turn, with no promise.
-      if (auth instanceof Promise) return auth.then((a) => admit(req, srv, a), failed);
-      return admit(req, srv, auth);
     },
 
     websocket: {

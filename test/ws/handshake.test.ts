@@ -81,6 +81,21 @@ for (const kind of storeKinds()) {
       const res = await api(node, "GET", "/ws", { token: alice.token, headers: { "x-device-id": "alice-phone" } });
       expectRefusal(res, 400, /WebSocket upgrade/);
     });
+    test("a failing account check → 500 in the same shape, whether it fails at once or after a read", async () => {
+      const liveness = node.services.accounts.liveness;
+      const { known, check } = liveness;
+      try {
+        liveness.known = () => {
+          throw new Error("probe: memory broken");
+        };
+        expectRefusal(await ws({ authorization: `Bearer ${alice.token}`, "x-device-id": "alice-phone" }), 500, /retry later/);
+        liveness.known = () => undefined;
+        liveness.check = () => Promise.reject(new Error("probe: store down"));
+        expectRefusal(await ws({ authorization: `Bearer ${alice.token}`, "x-device-id": "alice-phone" }), 500, /retry later/);
+      } finally {
+        Object.assign(liveness, { known, check });
+      }
+    });
     test("browser query auth: ?token=&did=&dtype=", async () => {
       const c = await connect(node, alice, { queryAuth: true, deviceType: "web", protocols: ["svc-json"] });
       expect(c.protocol).toBe("svc-json");
