@@ -423,16 +423,15 @@ export class Engine implements DeliveryEngine, Notifier {
    * Presence goes the S2C way (issue 5): stored per friend, retried, pulled
    * offline; a client orders online/offline by the notice ids.
    */
-  async #presence(userId: bigint, action: "online" | "offline"): Promise<void> {
-    const friends = await this.d.social.friendsOf(userId);
-    if (friends.length) await this.notify(friends, action, { user_id: userId, uid: userId });
+  #presenceOf(userId: bigint, action: "online" | "offline"): void {
+    // The cached friend list first: an empty one (most connects of a storm) costs no promise.
+    const friends = this.d.social.friendsOfNow?.(userId);
+    if (friends === undefined) this.#track(this.d.social.friendsOf(userId).then((f) => this.#tellFriends(f, userId, action)));
+    else this.#tellFriends(friends, userId, action);
   }
 
-  /** `#presence`, without a promise when the friend list is cached and empty (most connects of a storm). */
-  #presenceOf(userId: bigint, action: "online" | "offline"): void {
-    const friends = this.d.social.friendsOfNow?.(userId);
-    if (friends === undefined) this.#track(this.#presence(userId, action));
-    else if (friends.length) this.#track(this.notify(friends, action, { user_id: userId, uid: userId }));
+  #tellFriends(friends: readonly bigint[], userId: bigint, action: "online" | "offline"): void {
+    if (friends.length) this.#track(this.notify(friends, action, { user_id: userId, uid: userId }));
   }
 
   /**
