@@ -59,6 +59,9 @@ const EMPTY = "{}";
 /** Users remembered for a `pull` after an outage of this node's Redis; beyond it, every device is asked. */
 export const SKIPPED_MAX = 10_000;
 
+/** A device check that failed (the store down) is asked again after this long, while its connection is open. */
+export const CHECK_RETRY_MS = 1000;
+
 /** A connect waiting for its device check: the id minted at the connect (its floor if first seen), the device's earlier node. */
 interface Connect {
   readonly session: Session;
@@ -77,11 +80,21 @@ export class Engine implements DeliveryEngine, Notifier {
   readonly #inflight = new Set<Promise<unknown>>();
   /** Connections of devices retired in user_device (status 0/-1): never pushed to. */
   readonly #retired = new Set<number>();
+  /**
+   * Users announced online from this node: by the first connection whose
+   * device check answered (not the first to open: connects checked together
+   * would each see the other), until their last connection closes.
+   */
+  readonly #online = new Set<bigint>();
   /** Open sessions on this node (catch-up after a Redis outage). */
   readonly #open = new Map<number, Session>();
   /** Connects waiting for their device check (#checkDevice), and whether a check is running. */
   #connects: Connect[] = [];
   #checking = false;
+  /** Connects whose check failed, asked again together after CHECK_RETRY_MS. */
+  #recheck: Connect[] = [];
+  #recheckTimer: ReturnType<typeof setTimeout> | undefined;
+  #stopped = false;
   /** Messages pushed lately: acks resolve here without a database read. */
   readonly recent = new RecentMessages();
   /** Recipients whose devices on other nodes this node could not reach (presence or bus down): they pull once Redis is back. */
@@ -112,7 +125,7 @@ export class Engine implements DeliveryEngine, Notifier {
       const cluster = this.d.cluster;
       if (cluster) this.#track(cluster.presence.remove(session.userId, session.deviceId));
     }
-    if (this.#onlyConnection(session)) this.#presenceOf(session.userId, "offline");
+    if (this.#onlyConnection(session) && this.#online.delete(session.userId)) this.#presenceOf(session.userId, "offline");
   }
 
   onMessage(session: Session, raw: Record<string, unknown>): void {
@@ -359,7 +372,11 @@ export class Engine implements DeliveryEngine, Notifier {
    * an entry here, no promise of its own (a reconnect storm is thousands).
    */
   #checkDevice(session: Session, prev: number | undefined): void {
-    this.#connects.push({ session, fresh: this.d.ids.next(), prev });
+    this.#queueCheck({ session, fresh: this.d.ids.next(), prev });
+  }
+
+  #queueCheck(connect: Connect): void {
+    this.#connects.push(connect);
     if (this.#checking) return;
     this.#checking = true;
     this.#track(this.#checkConnects());
@@ -374,7 +391,8 @@ export class Engine implements DeliveryEngine, Notifier {
         try {
           devs = await this.d.inbox.openDevices(batch.map((c) => ({ userId: c.session.userId, deviceId: c.session.deviceId, fresh: c.fresh })));
         } catch (err) {
-          this.d.log.error("delivery: device check failed", { err, devices: batch.length });
+          this.d.log.error("delivery: device check failed, asked again", { err, devices: batch.length, retryMs: CHECK_RETRY_MS });
+          this.#checkLater(batch);
           continue;
         }
         for (let i = 0; i < batch.length; i++) {
@@ -390,8 +408,41 @@ export class Engine implements DeliveryEngine, Notifier {
     }
   }
 
-  /** A connect's device check answered: a retired device is taken out of presence again (no kick); else pending and presence. */
+  /**
+   * A failed check (the store down) is asked again, with the floor minted at
+   * the connect, for the connections still open: else a device that connected
+   * during an outage would never hear of its pending messages, nor its friends
+   * of it, until it reconnected.
+   */
+  #checkLater(batch: readonly Connect[]): void {
+    if (this.#stopped) return;
+    for (const c of batch) this.#recheck.push(c);
+    if (this.#recheckTimer) return;
+    this.#recheckTimer = setTimeout(() => {
+      this.#recheckTimer = undefined;
+      const again = this.#recheck;
+      this.#recheck = [];
+      for (const c of again) if (this.#open.get(c.session.connId) === c.session) this.#queueCheck(c);
+    }, CHECK_RETRY_MS);
+    this.#recheckTimer.unref?.();
+  }
+
+  /** Stops asking failed device checks again (the node is stopping). */
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#recheckTimer);
+    this.#recheckTimer = undefined;
+    this.#recheck = [];
+  }
+
+  /**
+   * A connect's device check answered: a retired device is taken out of
+   * presence again (no kick); else pending and presence. Nothing for a
+   * connection closed meanwhile: an online after its close would leave the
+   * friends seeing a user who is gone.
+   */
   #deviceChecked({ session, prev }: Connect, dev: DeviceOpen): void {
+    if (this.#open.get(session.connId) !== session) return;
     const { userId, deviceId } = session;
     const cluster = this.d.cluster;
     if (isRetired(dev.status)) {
@@ -404,7 +455,10 @@ export class Engine implements DeliveryEngine, Notifier {
       cluster.bus.send(prev, { kind: "kick", userId, deviceId, action: "logged_another_device", at: this.d.now() });
     }
     if (dev.pending) this.#track(this.#pendingOnOpen(session));
-    if (this.#onlyConnection(session)) this.#presenceOf(userId, "online");
+    if (!this.#online.has(userId)) {
+      this.#online.add(userId);
+      this.#presenceOf(userId, "online");
+    }
   }
 
   /** The statement counts committed marks only: acks not yet committed (docs/delivery.md "Marks") are checked apart. */
@@ -414,7 +468,7 @@ export class Engine implements DeliveryEngine, Notifier {
     this.tell(session, "pull_offline_msg", {});
   }
 
-  /** True when `session` is the user's only connection here (first to open, last to close). */
+  /** True when `session` is the user's only connection here (the last to close). */
   #onlyConnection(session: Session): boolean {
     return this.d.sessions.sessionsOf(session.userId).every((s) => s.connId === session.connId);
   }

@@ -102,6 +102,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
       (stopped ??= (async () => {
         clearInterval(pruneTimer);
         core.wheel.stop();
+        core.stop();
         await flush();
       })()),
   };

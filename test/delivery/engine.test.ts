@@ -4,6 +4,7 @@ import { deliveryMarks, inbox, messages, timeline, userDevices } from "../../src
 import { openStore, rowsOf } from "../../src/db/store.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { freshPostgresDatabase, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
+import { CHECK_RETRY_MS } from "../../src/delivery/engine.ts";
 import { DELIVERY_TABLES, deliveryOn, uplink, type Rig, type TestSession } from "./harness.ts";
 
 const ALICE = 300000000000000001n;
@@ -479,6 +480,97 @@ for (const kind of storeKinds()) {
         ["S2C", "online", CAROL],
         ["S2C", "offline", CAROL],
       ] as never);
+    });
+
+    test("presence: a connection closed before its device check answered is announced neither online nor offline", async () => {
+      rig.social.presence = true;
+      const b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      // Opened and closed in one turn: the check's statement answers after the close.
+      const a1 = rig.sessions.open(ALICE, "a1");
+      rig.sessions.close(a1);
+      await rig.settle();
+      expect(b1.msgs({ type: "S2C" })).toHaveLength(0); // never online, so no offline either
+      // The next connect is announced as usual.
+      rig.sessions.open(ALICE, "a2");
+      await rig.settle();
+      expect(b1.msgs({ type: "S2C" }).map((m) => m.action)).toEqual(["online"]);
+    });
+
+    test("presence: two devices connecting together are announced online once", async () => {
+      rig.social.presence = true;
+      const b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      const a1 = rig.sessions.open(ALICE, "a1");
+      const a2 = rig.sessions.open(ALICE, "a2");
+      await rig.settle();
+      expect(b1.msgs({ type: "S2C" }).map((m) => m.action)).toEqual(["online"]);
+      rig.sessions.close(a1);
+      rig.sessions.close(a2);
+      await rig.settle();
+      expect(b1.msgs({ type: "S2C" }).map((m) => m.action)).toEqual(["online", "offline"]);
+    });
+
+    test("a device check that fails (the store down) is asked again for the connections still open", async () => {
+      rig.social.presence = true;
+      const a1 = rig.sessions.open(ALICE, "a1");
+      let b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      rig.sessions.close(b1);
+      await rig.settle();
+      const whileAway = uplink("C2C", ALICE, BOB);
+      await send(a1, whileAway);
+      a1.clear();
+
+      const inbox = rig.delivery.inbox;
+      const real = inbox.openDevices.bind(inbox);
+      const asked: string[][] = [];
+      let down = true;
+      inbox.openDevices = async (reqs) => {
+        asked.push(reqs.map((r) => r.deviceId));
+        if (down) throw new Error("store down");
+        return real(reqs);
+      };
+      try {
+        b1 = rig.sessions.open(BOB, "b1");
+        const gone = rig.sessions.open(CAROL, "c1");
+        await rig.settle();
+        expect(asked).toEqual([["b1", "c1"]]);
+        rig.sessions.close(gone);
+        await rig.settle();
+        expect(b1.msgs({ action: "pull_offline_msg" })).toHaveLength(0);
+        expect(a1.msgs({ action: "online" })).toHaveLength(0);
+
+        // Still down at the first retry: asked again a second later.
+        await Bun.sleep(CHECK_RETRY_MS + 100);
+        await rig.settle();
+        expect(asked).toEqual([["b1", "c1"], ["b1"]]);
+        down = false;
+        await Bun.sleep(CHECK_RETRY_MS + 100);
+        await rig.settle();
+        expect(asked).toEqual([["b1", "c1"], ["b1"], ["b1"]]);
+        only(b1, { action: "pull_offline_msg" });
+        expect(a1.msgs({ action: "online" }).map((m) => m.payload)).toEqual([{ user_id: BOB, uid: BOB }]);
+        const pending = (await rig.delivery.inbox.pending(BOB, "b1", 10)).rows.filter((r) => r.chatType === "C2C");
+        expect(pending.map((r) => r.clientId)).toEqual([whileAway.id as string]);
+      } finally {
+        inbox.openDevices = real;
+      }
+    });
+
+    test("a check still failing when the node stops is not asked again", async () => {
+      const inbox = rig.delivery.inbox;
+      let calls = 0;
+      inbox.openDevices = async () => {
+        calls++;
+        throw new Error("store down");
+      };
+      rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      expect(calls).toBe(1);
+      await rig.delivery.stop();
+      await Bun.sleep(CHECK_RETRY_MS + 100);
+      expect(calls).toBe(1);
     });
 
     for (const later of ["checked at once", "checked slowly too"] as const) {

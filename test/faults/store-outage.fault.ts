@@ -11,6 +11,7 @@ import { users } from "../../src/db/schema/index.ts";
 import { openStore } from "../../src/db/store.ts";
 import { startIbis, type IbisNode } from "../../src/node.ts";
 import { PrivatePostgres } from "../support/private-services.ts";
+import { IbisConnection } from "../../src/client/index.ts";
 import { Ledger, LedgerClient, startLoad, type Device } from "./ledger.ts";
 
 const QUEUE_MAX = 200;
@@ -87,3 +88,33 @@ test("PostgreSQL stopped and restarted under load: refused at once, bounded, rec
   expect(recoveryMs).toBeLessThan(8_000);
   await Promise.all([...senders, ...receivers].map((c) => c.close()));
 }, 120_000);
+
+test("a device that connects while PostgreSQL is down is told to pull once it is back", async () => {
+  const ledger = new Ledger();
+  const sender = await new LedgerClient(ledger, await device("away-s"), node.url).open();
+  const away = await device("away-r");
+  // Seen once (its session is remembered, so its next handshake needs no read), then away.
+  await (await new LedgerClient(new Ledger(), away, node.url).open()).close();
+  expect(sender.send("C2C", away.userId, [away])).toBe(true);
+  expect(await until(() => ledger.acked.size === 1, 10_000)).toBe(true);
+  // This PostgreSQL runs with synchronous_commit off (fast tests): its WAL writer flushes within 600 ms.
+  await Bun.sleep(1_000);
+
+  await pg.stop();
+  const actions: string[] = [];
+  const conn = await IbisConnection.open({
+    url: node.url,
+    token: away.token,
+    deviceId: away.deviceId,
+    deviceType: "desktop",
+    protocols: ["svc.v2"],
+    onIncoming: (e) => {
+      if (e.kind === "message" && e.msg.type === "S2C") actions.push(String(e.msg.action));
+    },
+  });
+  await Bun.sleep(1_500); // its device check failed, and failed again
+  expect(actions).not.toContain("pull_offline_msg");
+  await pg.resume();
+  expect(await until(() => actions.includes("pull_offline_msg"), 15_000)).toBe(true);
+  await Promise.all([conn.close(), sender.close()]);
+}, 60_000);
