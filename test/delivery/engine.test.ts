@@ -558,6 +558,25 @@ for (const kind of storeKinds()) {
       }
     });
 
+    test("a connect is told to pull when the check of its acks not yet committed fails", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      let b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      rig.sessions.close(b1);
+      await rig.settle();
+      await send(a1, uplink("C2C", ALICE, BOB));
+      const engine = rig.delivery.core;
+      const inbox = rig.delivery.inbox;
+      // Acks in the share not yet committed (of another message), then the read that subtracts them fails.
+      engine.unconfirmed = async () => [{ userId: BOB, deviceId: "b1", messageId: 1n }];
+      inbox.hasPending = async () => {
+        throw new Error("store down");
+      };
+      b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      only(b1, { action: "pull_offline_msg" });
+    });
+
     test("a check still failing when the node stops is not asked again", async () => {
       const inbox = rig.delivery.inbox;
       let calls = 0;
