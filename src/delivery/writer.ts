@@ -223,12 +223,21 @@ const DEDUPLICATING_ROWS = " where mid in (select id from m) on conflict do noth
  * in commit order and never skipped: a reader that sees number n sees every
  * number below it.
  */
-const insertBatch = (rows: string, deduplicating: boolean, timeline: boolean, extra: boolean) => `with m as (
+const insertBatch = (rows: string, deduplicating: boolean, timeline: boolean, extra: boolean) =>
+  !deduplicating && !timeline && !extra ? PLAIN_INSERT + rows : `with m as (
   insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts, from_device)
   ${rows}
   ${deduplicating ? "on conflict do nothing " : ""}returning id, chat_type, to_id
 )${timeline ? TIMELINE_CTES : ""}${extra ? extraCtes(deduplicating) : ""}
 ${timeline ? "select m.id, t.seq from m left join t on t.message_id = m.id" : "select m.id, null::bigint as seq from m"}`;
+
+/**
+ * A batch of C2C messages alone, written plainly: it either inserts every row or fails as a whole (a unique
+ * violation is written again deduplicating), so nothing needs to come back. Returning the ids through a CTE cost
+ * PostgreSQL a materialised scan and the node a parsed row per message, for ids it already held.
+ */
+const PLAIN_INSERT =
+  "insert into messages (id, client_id, chat_type, from_id, to_id, msg_type, action, payload, e2ee, created_at, server_ts, from_device)\n";
 
 /**
  * Inbox rows and marks, only in the texts for batches that hold some (C2S, S2C): a batch of C2C messages alone has
@@ -281,11 +290,15 @@ const isUniqueViolation = (e: unknown): boolean => (e as { code?: unknown } | nu
 
 type Inserted = { id: bigint | string; seq: bigint | string | null };
 
-/** Plain inserts first; a batch that hit a unique index is written again deduplicating. */
-async function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[]> {
+/**
+ * Plain inserts first; a batch that hit a unique index is written again deduplicating. `undefined`: a plain batch
+ * without a group message, inbox rows or marks stored every row (PLAIN_INSERT returns none).
+ */
+async function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[] | undefined> {
   const extra = params.length > MESSAGE_COLUMNS; // batchParams leaves the inbox and mark columns out when it has none
   try {
-    return await store.query<Inserted>(insertText(false, one, timeline, extra), params);
+    const rows = await store.query<Inserted>(insertText(false, one, timeline, extra), params);
+    return timeline || extra ? rows : undefined;
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     metrics.dbRewrites.inc();
@@ -375,7 +388,9 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   const one = unique.length === 1;
   const params = batchParams(unique, one);
   const returned = await insertRows(store, one, unique.some((i) => i.row.chatType === "C2G"), params);
-  const inserted = new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
+  const inserted = returned
+    ? new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]))
+    : new Map<bigint, bigint | undefined>(unique.map((i) => [i.row.id, undefined]));
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();
   const dups = unique.filter((i) => !inserted.has(i.row.id));

@@ -105,6 +105,32 @@ for (const kind of storeKinds()) {
       await fresh.dispose();
     });
 
+    test("C2C rows alone (as the engine queues them, nothing returned): each acknowledged as stored; a resend or a taken id still deduplicated", async () => {
+      const fresh = await freshStore(kind);
+      const w = new DeliveryWriter(fresh.store, 16);
+      const bare = (id: bigint, clientId: string): StoreItem => ({ ...item(id, clientId), inbox: [] });
+      const rewrites = () => metrics.dbRewrites.value;
+      const before = rewrites();
+      // Alone (one row's text) and in a batch (the arrays' text): plain statements, every row stored.
+      expect(await w.messages.add(bare(40n, "C2C.40.1.a"))).toEqual({ serverId: 40n, serverTs: 1, duplicate: false });
+      const batch = await Promise.all([w.messages.add(bare(41n, "C2C.41.1.a")), w.messages.add(bare(42n, "C2C.42.1.a")), w.messages.add(bare(43n, "C2C.41.1.a"))]);
+      expect(batch).toEqual([
+        { serverId: 41n, serverTs: 1, duplicate: false },
+        { serverId: 42n, serverTs: 1, duplicate: false },
+        { serverId: 41n, serverTs: 1, duplicate: true }, // repeated inside the batch: the first one stored
+      ]);
+      expect(rewrites()).toBe(before);
+      // A resend of 40 beside a new message, and a server id already taken: the plain statement is refused whole.
+      const again = await Promise.all([w.messages.add(bare(44n, "C2C.40.1.a")), w.messages.add(bare(45n, "C2C.45.1.a")), w.messages.add(bare(42n, "C2C.46.1.b"))]);
+      expect(rewrites()).toBe(before + 1);
+      expect(again[0]).toEqual({ serverId: 40n, serverTs: 1, duplicate: true });
+      expect(again[1]).toEqual({ serverId: 45n, serverTs: 1, duplicate: false });
+      expect(again[2]).toMatchObject({ duplicate: false, taken: true });
+      const stored = await fresh.store.db.select({ id: messages.id, clientId: messages.clientId }).from(messages).orderBy(messages.id);
+      expect(stored).toEqual([40n, 41n, 42n, 45n].map((id) => ({ id, clientId: `C2C.${id}.1.a` })));
+      await fresh.dispose();
+    });
+
     test("a batch numbers its group messages only: C2C alone, C2G alone and mixed, plain and deduplicating", async () => {
       const fresh = await freshStore(kind);
       const w = new DeliveryWriter(fresh.store, 16);
