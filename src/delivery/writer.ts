@@ -111,6 +111,14 @@ on conflict (user_id, device_id, conv_id) do update set
 const WRITE_INBOX_MARKS = `insert into delivery_mark (user_id, device_id, message_id)
   select * from unnest($1::bigint[], $2::text[], $3::bigint[]) on conflict do nothing`;
 
+/**
+ * The same batch as plain inserts, tried first: a mark is nearly always new (one ack per device and message), and
+ * ON CONFLICT's speculative insertion cost PostgreSQL ~20 % of a mark (bench/FINDINGS.md). A batch holding a mark
+ * already written (an ack sent twice, a mark repaired from the share) is refused whole and written again with it.
+ */
+const PLAIN_INBOX_MARKS = `insert into delivery_mark (user_id, device_id, message_id)
+  select * from unnest($1::bigint[], $2::text[], $3::bigint[])`;
+
 /** Timeline acks as runs of consecutive numbers per (user, device, conversation), in columns for WRITE_MARKS. */
 export interface Runs {
   readonly users: string[];
@@ -181,7 +189,14 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
   }
   // No timeline ack in the batch (C2C, C2S, S2C): the cursor CTEs are left out. Planning and running them over
   // empty arrays cost as much again as the inserts (db-cost: 12–16 → 6–7 µs per ack on PostgreSQL, ~40 → ~15 on PGlite).
-  if (ids.length === marks.length) return store.query(WRITE_INBOX_MARKS, [decimalArray(users), arrayLiteral(devices), decimalArray(ids)]);
+  if (ids.length === marks.length) {
+    const params = [decimalArray(users), arrayLiteral(devices), decimalArray(ids)];
+    return store.query(PLAIN_INBOX_MARKS, params).catch((e: unknown) => {
+      if (!isUniqueViolation(e)) throw e;
+      metrics.dbRewrites.inc();
+      return store.query(WRITE_INBOX_MARKS, params);
+    });
+  }
   const runs = foldRuns(marks);
   return store.query(WRITE_MARKS, [
     decimalArray(users),

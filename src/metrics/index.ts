@@ -35,7 +35,7 @@ export const metrics = {
   busLag: registry.add(new Histogram("ibis_bus_lag_seconds", "Age of the oldest entry in each batch read from this node's Redis Streams inbox.", SECONDS)),
   redisErrors: registry.add(new CounterFamily("ibis_redis_errors_total", "Redis connection errors.")).child(),
   dbErrors: registry.add(new CounterFamily("ibis_db_errors_total", "Failed database batch writes (messages, marks).")).child(),
-  dbRewrites: registry.add(new CounterFamily("ibis_db_batch_rewrites_total", "Message batches written again deduplicating after a unique violation (a resent id).")).child(),
+  dbRewrites: registry.add(new CounterFamily("ibis_db_batch_rewrites_total", "Message and mark batches written again deduplicating after a unique violation (a resent id, an ack sent twice).")).child(),
 
   wsOpened(proto: number): void {
     connections[proto]!++;

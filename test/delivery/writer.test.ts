@@ -258,6 +258,24 @@ for (const kind of storeKinds()) {
     await fresh.dispose();
   });
 
+  test(`writeMarks: inbox marks go in as plain inserts; a batch holding a mark already written, or one twice, is written again [${kind}]`, async () => {
+    const fresh = await freshStore(kind);
+    const m = (id: bigint, deviceId = "d"): MarkRow => ({ userId: 1n, deviceId, messageId: id });
+    const rewrites = () => metrics.dbRewrites.value;
+    const before = rewrites();
+    await writeMarks(fresh.store, [m(10n), m(11n), m(10n, "e")]);
+    expect(rewrites()).toBe(before); // all new: one plain statement
+    await writeMarks(fresh.store, [m(12n), m(11n)]); // 11 again (an ack sent twice): refused whole, written again
+    expect(rewrites()).toBe(before + 1);
+    await writeMarks(fresh.store, [m(13n), m(13n), m(14n)]); // twice in one batch
+    expect(rewrites()).toBe(before + 2);
+    const rows = await fresh.store.rows<{ device_id: string; message_id: bigint | string }>(
+      sql`select device_id, message_id from delivery_mark order by device_id, message_id`,
+    );
+    expect(rows.map((r) => `${r.device_id}:${r.message_id}`)).toEqual(["d:10", "d:11", "d:12", "d:13", "d:14", "e:10"]);
+    await fresh.dispose();
+  });
+
   test(`writeMarks keeps at most ABOVE_MAX ranges past a hole, the lowest ones [${kind}]`, async () => {
     const fresh = await freshStore(kind);
     // Every second number from 3 on: each its own range behind the hole at 2.
