@@ -200,5 +200,13 @@ export const migrations: readonly EmbeddedMigration[] = [
       "CREATE INDEX \"messages_c2c_from_idx\" ON \"messages\" USING btree (\"from_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';",
       "CREATE INDEX \"messages_c2c_to_idx\" ON \"messages\" USING btree (\"to_id\",\"id\") WHERE \"messages\".\"chat_type\" = 'C2C';"
     ]
+  },
+  {
+    "tag": "0015_resend_by_conversation",
+    "hash": "20b680ca331bae63c28d0c3a9f5f89c38d34302d52e70ca1b5db4c4c2f7c3748",
+    "statements": [
+      "-- A C2C or C2G id names one message in its conversation (messages_c2c_tsid_uq, messages_c2g_tsid_uq), and a resend\n-- is found there: the per-sender index covers C2S and S2C only, one B-tree entry fewer per C2C and C2G insert.\nDROP INDEX \"messages_sender_client_id_uq\";",
+      "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
+    ]
   }
 ];

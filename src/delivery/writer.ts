@@ -6,11 +6,12 @@
  * A message's promise settles only after its batch committed, so a
  * SERVER_ACK sent on it names a durable row.
  */
-import { and, eq, or, sql } from "drizzle-orm";
+import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
 import { arrayElement } from "../db/literals.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
+import { tsidOf } from "./inbox.ts";
 import { metrics } from "../metrics/index.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
@@ -212,7 +213,34 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
 
 const dec = (v: bigint | null | undefined) => (v === null || v === undefined ? null : v.toString());
 
-const senderKey = (from: bigint | null | undefined, clientId: string) => `${from ?? 0n}:${clientId}`;
+/**
+ * What makes a message a resend of another: the same sender and §2.8 id, and for C2C and C2G the same conversation.
+ * A client-chosen id is no key beyond its conversation (docs/delivery.md "Acks name one stored message"): the same
+ * id sent by one user in two conversations is two messages. C2S and S2C ids are per sender.
+ */
+type ResendFields = Pick<StoredRow, "chatType" | "fromId" | "toId" | "clientId">;
+const resendKey = (r: ResendFields): string =>
+  r.chatType === "C2C" || r.chatType === "C2G" ? `${r.fromId ?? 0n}:${r.chatType}:${r.toId}:${r.clientId}` : `${r.fromId ?? 0n}:${r.clientId}`;
+
+/**
+ * The stored row a resend repeats (exported for its plan test), through the unique index that holds its id: `messages_c2c_tsid_uq` (tsid in
+ * the pair), `messages_c2g_tsid_uq` (tsid in the group), `messages_sender_client_id_uq` (C2S, S2C: sender and id).
+ */
+export function resendOf(r: ResendFields): SQL {
+  const same = and(sql`coalesce(${messages.fromId}, 0) = ${r.fromId ?? 0n}`, eq(messages.clientId, r.clientId))!;
+  const tsid = sql`split_part(${messages.clientId}, '.', 2) = ${tsidOf(r.clientId)}`;
+  if (r.chatType === "C2C") {
+    const [lo, hi] = r.fromId! < r.toId! ? [r.fromId!, r.toId!] : [r.toId!, r.fromId!];
+    return and(
+      sql`${messages.chatType} = 'C2C'`,
+      tsid,
+      sql`least(${messages.fromId}, ${messages.toId}) = ${lo} and greatest(${messages.fromId}, ${messages.toId}) = ${hi}`,
+      same,
+    )!;
+  }
+  if (r.chatType === "C2G") return and(sql`${messages.chatType} = 'C2G'`, tsid, eq(messages.toId, r.toId!), same)!;
+  return and(sql`${messages.chatType} in ('C2S', 'S2C')`, same)!; // the partial index's own predicate, as a literal
+}
 
 /** Deduplicating: inbox rows and marks only of the messages actually inserted, and none that exist already. */
 const DEDUPLICATING_ROWS = " where mid in (select id from m) on conflict do nothing";
@@ -389,9 +417,9 @@ function rowsAsArrays(unique: readonly StoreItem[]): string[] {
 
 async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
   const db = store.db;
-  // The first of equal (sender, client id) pairs in one batch is the one stored.
+  // The first of a message and its resends in one batch is the one stored.
   const firstOf = new Map<string, number>();
-  const keys = items.map((item) => senderKey(item.row.fromId, item.row.clientId));
+  const keys = items.map((item) => resendKey(item.row));
   const unique: StoreItem[] = [];
   items.forEach((item, i) => {
     const key = keys[i]!;
@@ -411,10 +439,10 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   const dups = unique.filter((i) => !inserted.has(i.row.id));
   if (dups.length) {
     const found = await db
-      .select({ id: messages.id, fromId: messages.fromId, clientId: messages.clientId, serverTs: messages.serverTs })
+      .select({ id: messages.id, chatType: messages.chatType, fromId: messages.fromId, toId: messages.toId, clientId: messages.clientId, serverTs: messages.serverTs })
       .from(messages)
-      .where(or(...dups.map((d) => and(sql`coalesce(${messages.fromId}, 0) = ${d.row.fromId ?? 0n}`, eq(messages.clientId, d.row.clientId)))));
-    for (const f of found) existing.set(senderKey(f.fromId, f.clientId), { id: f.id, serverTs: f.serverTs });
+      .where(or(...dups.map((d) => resendOf(d.row))));
+    for (const f of found) existing.set(resendKey(f), { id: f.id, serverTs: f.serverTs });
   }
   return items.map((item, i) => {
     const key = keys[i]!;

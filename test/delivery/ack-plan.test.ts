@@ -7,6 +7,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql, type SQL } from "drizzle-orm";
 import { resolveQuery, resolveTsidQuery } from "../../src/delivery/inbox.ts";
+import { resendOf } from "../../src/delivery/writer.ts";
+import { messages } from "../../src/db/schema/index.ts";
 import type { ChatType } from "../../src/delivery/ports.ts";
 import { explainPlan, freshStore, type TestStore } from "../support/stores.ts";
 
@@ -35,6 +37,19 @@ describe("ack lookups use an index [postgres]", () => {
       expect(text).toMatch(/Index (Only )?Scan using messages_(tsid_idx|c2c_tsid_uq|c2g_tsid_uq) on messages|Bitmap Index Scan on messages_(tsid_idx|c2c_tsid_uq|c2g_tsid_uq)/);
       expect(text).not.toMatch(/Seq Scan on messages/);
     }
+  });
+
+  // A batch refused by a unique index looks its resends up: through the index that refused them, never a scan.
+  test.each([
+    ["C2C", "messages_c2c_tsid_uq"],
+    ["C2G", "messages_c2g_tsid_uq"],
+    ["S2C", "messages_sender_client_id_uq"],
+    ["C2S", "messages_sender_client_id_uq"],
+  ] as const)("%s: a resend's stored row", async (type, index) => {
+    const q = sql`select ${messages.id} from ${messages} where ${resendOf({ chatType: type, fromId: 1001n, toId: 5007n, clientId: `${type}.99999999.1.r` })}`;
+    const text = await plan(q);
+    expect(text).toMatch(new RegExp(`Index (Only )?Scan using ${index} on messages|Bitmap Index Scan on ${index}`));
+    expect(text).not.toMatch(/Seq Scan on messages/);
   });
 
   test("several types in one offline_ack: one probe per type", async () => {

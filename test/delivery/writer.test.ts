@@ -131,6 +131,41 @@ for (const kind of storeKinds()) {
       await fresh.dispose();
     });
 
+    test("a resend is the same sender and id in the same conversation: the same id in another conversation is another message", async () => {
+      const fresh = await freshStore(kind);
+      const w = new DeliveryWriter(fresh.store, 16);
+      const msg = (id: bigint, chatType: "C2C" | "C2G" | "C2S", clientId: string, from: bigint, to: bigint): StoreItem => ({
+        row: { id, clientId, chatType, fromId: from, toId: to, payload: "{}", serverTs: Number(id) },
+        inbox: chatType === "C2S" ? [from] : [],
+        marks: [],
+      });
+      const stored = (id: bigint) => ({ serverId: id, serverTs: Number(id), duplicate: false });
+      const dup = (id: bigint) => ({ serverId: id, serverTs: Number(id), duplicate: true });
+      // C2C: user 1's id to user 2, then to user 3 (stored: another conversation), then again to 2 (a resend), alone
+      // and in a batch beside a new message; user 2 answering with that tsid in their pair: taken.
+      expect(await w.messages.add(msg(50n, "C2C", "C2C.500.1.a", 1n, 2n))).toEqual(stored(50n));
+      expect(await w.messages.add(msg(51n, "C2C", "C2C.500.1.a", 1n, 3n))).toEqual(stored(51n));
+      expect(await w.messages.add(msg(52n, "C2C", "C2C.500.1.a", 1n, 2n))).toEqual(dup(50n));
+      const batch = await Promise.all([
+        w.messages.add(msg(53n, "C2C", "C2C.500.1.a", 1n, 3n)),
+        w.messages.add(msg(54n, "C2C", "C2C.501.1.a", 1n, 2n)),
+        w.messages.add(msg(55n, "C2C", "C2C.500.1.a", 1n, 4n)),
+        w.messages.add(msg(56n, "C2C", "C2C.500.1.b", 2n, 1n)),
+      ]);
+      expect(batch.slice(0, 3)).toEqual([dup(51n), stored(54n), stored(55n)]);
+      expect(batch[3]).toMatchObject({ duplicate: false, taken: true });
+      // C2G: the same id in two groups is two messages; again in the first group, a resend.
+      expect(await w.messages.add(msg(60n, "C2G", "C2G.600.1.a", 1n, 900n))).toMatchObject(stored(60n));
+      expect(await w.messages.add(msg(61n, "C2G", "C2G.600.1.a", 1n, 901n))).toMatchObject(stored(61n));
+      expect(await w.messages.add(msg(62n, "C2G", "C2G.600.1.a", 1n, 900n))).toEqual(dup(60n));
+      // C2S: ids per sender, as before.
+      expect(await w.messages.add(msg(70n, "C2S", "C2S.700.1.a", 1n, 5n))).toEqual(stored(70n));
+      expect(await w.messages.add(msg(71n, "C2S", "C2S.700.1.a", 1n, 6n))).toEqual(dup(70n));
+      const rows = await fresh.store.db.select({ id: messages.id }).from(messages).orderBy(messages.id);
+      expect(rows.map((r) => r.id)).toEqual([50n, 51n, 54n, 55n, 60n, 61n, 70n]);
+      await fresh.dispose();
+    });
+
     test("a batch numbers its group messages only: C2C alone, C2G alone and mixed, plain and deduplicating", async () => {
       const fresh = await freshStore(kind);
       const w = new DeliveryWriter(fresh.store, 16);

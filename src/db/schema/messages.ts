@@ -36,7 +36,11 @@ export const messages = pgTable(
     serverTs: ms("server_ts").notNull(),
   },
   (t) => [
-    uniqueIndex("messages_sender_client_id_uq").on(sql`coalesce(${t.fromId}, 0)`, t.clientId),
+    // C2S and S2C ids per sender; a C2C or C2G id is unique in its conversation (the tsid indexes below), not
+    // per sender across conversations: one B-tree entry fewer per C2C and C2G message (bench/FINDINGS.md).
+    uniqueIndex("messages_sender_client_id_uq")
+      .on(sql`coalesce(${t.fromId}, 0)`, t.clientId)
+      .where(sql`${t.chatType} in ('C2S', 'S2C')`),
     // C2C history and conversation views (a group's are read through its timeline).
     index("messages_c2c_pair_idx")
       .on(sql`least(${t.fromId}, ${t.toId})`, sql`greatest(${t.fromId}, ${t.toId})`, t.id)
