@@ -223,8 +223,9 @@ const resendKey = (r: ResendFields): string =>
   r.chatType === "C2C" || r.chatType === "C2G" ? `${r.fromId ?? 0n}:${r.chatType}:${r.toId}:${r.clientId}` : `${r.fromId ?? 0n}:${r.clientId}`;
 
 /**
- * The stored row a resend repeats (exported for its plan test), through the unique index that holds its id: `messages_c2c_tsid_uq` (tsid in
- * the pair), `messages_c2g_tsid_uq` (tsid in the group), `messages_sender_client_id_uq` (C2S, S2C: sender and id).
+ * The stored row a resend repeats, through the unique index that holds its id (exported for its plan test):
+ * `messages_c2c_tsid_uq` (tsid in the pair), `messages_c2g_tsid_uq` (tsid in the group),
+ * `messages_sender_client_id_uq` (C2S, S2C: sender and id).
  */
 export function resendOf(r: ResendFields): SQL {
   const same = and(sql`coalesce(${messages.fromId}, 0) = ${r.fromId ?? 0n}`, eq(messages.clientId, r.clientId))!;
