@@ -192,11 +192,7 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
   // empty arrays cost as much again as the inserts (db-cost: 12–16 → 6–7 µs per ack on PostgreSQL, ~40 → ~15 on PGlite).
   if (ids.length === marks.length) {
     const params = [decimalArray(users), arrayLiteral(devices), decimalArray(ids)];
-    return store.query(PLAIN_INBOX_MARKS, params).catch((e: unknown) => {
-      if (!isUniqueViolation(e)) throw e;
-      metrics.dbRewrites.inc();
-      return store.query(WRITE_INBOX_MARKS, params);
-    });
+    return plainFirst(() => store.query(PLAIN_INBOX_MARKS, params), () => store.query(WRITE_INBOX_MARKS, params));
   }
   const runs = foldRuns(marks);
   return store.query(WRITE_MARKS, [
@@ -338,15 +334,25 @@ type Inserted = { id: bigint | string; seq: bigint | string | null };
  * Plain inserts first; a batch that hit a unique index is written again deduplicating. `undefined`: a plain batch
  * without a group message, inbox rows or marks stored every row (PLAIN_INSERT returns none).
  */
-async function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[] | undefined> {
+function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[] | undefined> {
   const extra = params.length > MESSAGE_COLUMNS; // batchParams leaves the inbox and mark columns out when it has none
+  return plainFirst<Inserted[] | undefined>(
+    async () => {
+      const rows = await store.query<Inserted>(insertText(false, one, timeline, extra), params);
+      return timeline || extra ? rows : undefined;
+    },
+    () => store.query<Inserted>(insertText(true, one, timeline, extra), params),
+  );
+}
+
+/** A batch written plainly, and when a unique index refused it (nothing was left behind), written again deduplicating. */
+async function plainFirst<T>(plain: () => Promise<T>, deduplicating: () => Promise<T>): Promise<T> {
   try {
-    const rows = await store.query<Inserted>(insertText(false, one, timeline, extra), params);
-    return timeline || extra ? rows : undefined;
+    return await plain();
   } catch (e) {
     if (!isUniqueViolation(e)) throw e;
     metrics.dbRewrites.inc();
-    return store.query<Inserted>(insertText(true, one, timeline, extra), params);
+    return deduplicating();
   }
 }
 
