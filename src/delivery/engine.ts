@@ -11,7 +11,7 @@ import type { Presence } from "../cluster/presence.ts";
 import { targetsByNode } from "../cluster/route.ts";
 import type { Logger } from "../log.ts";
 import { CloseCode } from "../model/close-codes.ts";
-import type { IdGenerator } from "../ids/tsid.ts";
+import { idFloorForTime, type IdGenerator } from "../ids/tsid.ts";
 import { stringifyJson } from "../protocol/json.ts";
 import type { Bot } from "./bots.ts";
 import { isRetired, OPEN_BATCH_MAX, type AckTarget, type DeviceOpen, type InboxReader } from "./inbox.ts";
@@ -279,6 +279,22 @@ export class Engine implements DeliveryEngine, Notifier {
     await this.d.marks.record([...found.values()].map((m) => markOf(userId, deviceId, m)));
     if (this.d.cluster && found.size) this.#track(this.#forwardAcks(userId, deviceId, [...found]));
     return new Set(found.keys());
+  }
+
+  /**
+   * The floor an offline pull records for a device seen for the first time:
+   * an id minted now, but no later than the open of the device's connection
+   * on this node. That connection's own check (its floor minted at the
+   * connect) may not have committed yet; were the pull's later floor
+   * recorded first, messages pushed to the connection in between would
+   * never be pending for the device.
+   */
+  pullFloor(userId: bigint, deviceId: string): bigint {
+    const fresh = this.d.ids.next();
+    const open = this.d.sessions.session(userId, deviceId);
+    if (!open) return fresh;
+    const atOpen = idFloorForTime(open.openedAt);
+    return atOpen < fresh ? atOpen : fresh;
   }
 
   /** Marks a device made that may not be committed yet: every pending read subtracts them. */

@@ -20,7 +20,7 @@ let connIds = 0;
 export class TestSession implements Session {
   readonly connId = ++connIds;
   readonly deviceType = "web";
-  readonly openedAt = 0;
+  readonly openedAt = Date.now();
   readonly sent: Outbound[] = [];
   closed = false;
   /** Called on every send, before it returns (e.g. to probe the database at that moment). */
