@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg, release, totalmem } from "node:os";
 
 export interface Machine {
@@ -40,5 +41,57 @@ export function machine(): Machine {
     node: nodeVersion(),
     loadavg_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
     open_files_limit: openFilesLimit(),
+  };
+}
+
+/**
+ * What the host takes from this machine, as counters: CPU time stolen by the
+ * hypervisor (/proc/stat) and time in which some task stalled on I/O (Linux
+ * pressure stall information). On the kinds seen here the host pages out
+ * memory it finds idle (a DAMON `pageout` scheme), code pages included, so a
+ * run's tails include I/O stalls no server causes (bench/FINDINGS.md).
+ */
+export interface NoiseCounters {
+  readonly at: number;
+  readonly cpuTicks: number;
+  readonly stealTicks: number;
+  /** Microseconds in which some task waited for I/O; undefined without PSI. */
+  readonly ioSomeUs: number | undefined;
+}
+
+export interface Noise {
+  /** Share of all CPU time the hypervisor stole during the run, %. */
+  cpu_steal_pct: number | null;
+  /** Share of the run's wall time in which some task stalled on I/O, %. */
+  io_stalled_pct: number | null;
+}
+
+const read = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+
+export function noiseCounters(): NoiseCounters {
+  const cpu = read("/proc/stat")?.split("\n")[0]?.trim().split(/\s+/).slice(1).map(Number) ?? [];
+  const io = /^some .*total=(\d+)/m.exec(read("/proc/pressure/io") ?? "")?.[1];
+  return {
+    at: performance.now(),
+    cpuTicks: cpu.slice(0, 8).reduce((a, b) => a + b, 0),
+    stealTicks: cpu[7] ?? 0,
+    ioSomeUs: io === undefined ? undefined : Number(io),
+  };
+}
+
+export function noiseSince(start: NoiseCounters): Noise {
+  const end = noiseCounters();
+  const ticks = end.cpuTicks - start.cpuTicks;
+  const wallUs = (end.at - start.at) * 1000;
+  const pct = (x: number) => Math.round(x * 1000) / 10;
+  return {
+    cpu_steal_pct: ticks > 0 ? pct((end.stealTicks - start.stealTicks) / ticks) : null,
+    io_stalled_pct: start.ioSomeUs !== undefined && end.ioSomeUs !== undefined && wallUs > 0 ? pct((end.ioSomeUs - start.ioSomeUs) / wallUs) : null,
   };
 }

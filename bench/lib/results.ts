@@ -1,6 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
-import { machine } from "./machine.ts";
+import { machine, noiseSince, type Noise, type NoiseCounters } from "./machine.ts";
 import { ROOT } from "./proc.ts";
 import type { Chart } from "./svg.ts";
 
@@ -38,6 +38,8 @@ export interface ResultFile extends ResultBody {
   quality: string;
   /** 1-min load average when the scenario started (absent in results written before it was recorded). */
   load_at_start?: number;
+  /** What the host took during the run: CPU steal and I/O stall shares (absent in results written before it was recorded). */
+  noise?: Noise;
   machine: ReturnType<typeof machine>;
 }
 
@@ -48,7 +50,7 @@ export interface ResultFile extends ResultBody {
 export function writeResult(
   scenario: string,
   body: ResultBody,
-  opts: { smoke: boolean; representative: boolean; loadAtStart: number },
+  opts: { smoke: boolean; representative: boolean; loadAtStart: number; noiseAtStart?: NoiseCounters },
 ): string {
   const date = new Date().toISOString();
   const m = machine();
@@ -63,7 +65,15 @@ export function writeResult(
         ? `busy machine (load ${opts.loadAtStart.toFixed(2)} at start), not representative`
         : "shared machine, not representative";
   // machine() reads the load average now, at the end of the run; the 1-min load when the run began is kept beside it.
-  const file: ResultFile = { scenario, date, representative, quality, load_at_start: Math.round(opts.loadAtStart * 100) / 100, machine: m, ...body };
+  const file: ResultFile = {
+    scenario,
+    date,
+    representative,
+    quality, load_at_start: Math.round(opts.loadAtStart * 100) / 100,
+    ...(opts.noiseAtStart ? { noise: noiseSince(opts.noiseAtStart) } : {}),
+    machine: m,
+    ...body,
+  };
   mkdirSync(RESULTS_DIR, { recursive: true });
   const path = resolve(RESULTS_DIR, `${scenario}-${date.replace(/[:.]/g, "-")}.json`);
   writeFileSync(path, JSON.stringify(file, null, 2) + "\n");

@@ -13,10 +13,13 @@ import { num } from "./args.ts";
 import { REPORT_PATH, writeResult, type ResultBody } from "./results.ts";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
+import { noiseCounters, type NoiseCounters } from "./machine.ts";
 
 export interface Common {
   /** 1-minute load average before anything started (the box's own noise). */
   loadAtStart: number;
+  /** Host noise counters when the scenario started (steal, I/O stalls over the run). */
+  noiseAtStart: NoiseCounters;
   args: Args;
   smoke: boolean;
   rounds: number;
@@ -27,7 +30,7 @@ export interface Common {
 export function common(defaultRounds = 3): Common {
   const args = parseArgs();
   const smoke = bool(args, "smoke");
-  return { loadAtStart: loadavg()[0] ?? 0, args, smoke, rounds: num(args, "rounds", smoke ? 2 : defaultRounds), ibis: str(args, "ibis", "auto"), notes: [] };
+  return { loadAtStart: loadavg()[0] ?? 0, noiseAtStart: noiseCounters(), args, smoke, rounds: num(args, "rounds", smoke ? 2 : defaultRounds), ibis: str(args, "ibis", "auto"), notes: [] };
 }
 
 /** Measured window and warm-up of one round (`--duration`, `--warmup`, ms). */
@@ -72,7 +75,7 @@ export class Cleanup {
 
 export function finish(scenario: string, c: Common, body: ResultBody): void {
   if (c.notes.length) body.notes = [...(body.notes ?? []), ...c.notes];
-  const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative"), loadAtStart: c.loadAtStart });
+  const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative"), loadAtStart: c.loadAtStart, noiseAtStart: c.noiseAtStart });
   console.error(`wrote ${path}`);
   if (!bool(c.args, "no-report")) writeFileSync(REPORT_PATH, buildReport());
   for (const t of body.tables) {
