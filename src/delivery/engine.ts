@@ -61,6 +61,9 @@ export const SKIPPED_MAX = 10_000;
 
 /** A device check that failed (the store down) is asked again after this long, while its connection is open. */
 export const CHECK_RETRY_MS = 1000;
+/** How long an offline pull waits for another node's connect check to record the device's floor (Engine.pullFloor). */
+export const FLOOR_WAIT_MS = 2000;
+const FLOOR_POLL_MS = 20;
 
 /** A connect waiting for its device check: the id minted at the connect (its floor if first seen), the device's earlier node. */
 interface Connect {
@@ -283,18 +286,35 @@ export class Engine implements DeliveryEngine, Notifier {
 
   /**
    * The floor an offline pull records for a device seen for the first time:
-   * an id minted now, but no later than the open of the device's connection
-   * on this node. That connection's own check (its floor minted at the
-   * connect) may not have committed yet; were the pull's later floor
-   * recorded first, messages pushed to the connection in between would
-   * never be pending for the device.
+   * an id minted now, but no later than the device's connection's own check
+   * records (its floor minted at the connect), which may not have committed
+   * yet. Were the pull's later floor recorded first, messages pushed to the
+   * connection meanwhile would never be pending for the device.
+   * - Connected to this node: the floor of the connection's open.
+   * - Connected to another node (presence) and its floor not settled: wait
+   *   for that node's check, up to FLOOR_WAIT_MS.
    */
-  pullFloor(userId: bigint, deviceId: string): bigint {
+  async pullFloor(userId: bigint, deviceId: string): Promise<bigint> {
     const fresh = this.d.ids.next();
     const open = this.d.sessions.session(userId, deviceId);
-    if (!open) return fresh;
-    const atOpen = idFloorForTime(open.openedAt);
-    return atOpen < fresh ? atOpen : fresh;
+    if (open) {
+      const atOpen = idFloorForTime(open.openedAt);
+      return atOpen < fresh ? atOpen : fresh;
+    }
+    const cluster = this.d.cluster;
+    if (!cluster || (await this.d.inbox.floorSettled(userId, deviceId))) return fresh;
+    let elsewhere: boolean;
+    try {
+      const at = (await cluster.presence.lookup([userId])).get(userId) ?? [];
+      elsewhere = at.some((e) => e.deviceId === deviceId && e.nodeId !== cluster.nodeId);
+    } catch {
+      return fresh; // presence unreachable: the pull goes on (as every cross-node step does without Redis)
+    }
+    for (let waited = 0; elsewhere && waited < FLOOR_WAIT_MS; waited += FLOOR_POLL_MS) {
+      await Bun.sleep(FLOOR_POLL_MS);
+      if (await this.d.inbox.floorSettled(userId, deviceId)) break;
+    }
+    return fresh;
   }
 
   /** Marks a device made that may not be committed yet: every pending read subtracts them. */

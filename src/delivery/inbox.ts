@@ -400,6 +400,18 @@ export class InboxReader {
     return rows[0]?.status;
   }
 
+  /**
+   * Whether a device's floor is settled: recorded, or bound to be its
+   * registration time (user_device) whoever records it. Else the first to
+   * record it sets it (a connect, or an offline pull: Engine.pullFloor).
+   */
+  async floorSettled(userId: bigint, deviceId: string): Promise<boolean> {
+    const rows = await this.store.rows<{ settled: boolean }>(sql`select
+      exists (select 1 from ${deliveryDevices} where ${deliveryDevices.userId} = ${userId} and ${deliveryDevices.deviceId} = ${deviceId})
+      or exists (select 1 from ${userDevices} where ${userDevices.userId} = ${userId} and ${userDevices.deviceId} = ${deviceId}) as settled`);
+    return rows[0]?.settled === true;
+  }
+
   /** Is this device one of the user's registered, usable devices (status not 0 / -1)? */
   async isActiveDevice(userId: bigint, deviceId: string): Promise<boolean> {
     const status = await this.deviceStatus(userId, deviceId);

@@ -50,7 +50,7 @@ export function msgRoutes(services: Services, delivery: Delivery): Hono<AppEnv> 
     const user = currentUser(c);
     const q = valid(c, OFFLINE);
     const deviceId = await device(user, q.did);
-    await delivery.inbox.ensureDevice(user.userId, deviceId, delivery.core.pullFloor(user.userId, deviceId));
+    await delivery.inbox.ensureDevice(user.userId, deviceId, await delivery.core.pullFloor(user.userId, deviceId));
     const acked = await delivery.core.unconfirmed(user.userId, deviceId);
     const page = await delivery.inbox.pending(user.userId, deviceId, q.limit, acked, services.config.pageMaxBytes);
     return ok(c, { list: page.rows.map(toWire), has_more: page.more });
