@@ -8,6 +8,7 @@ import { c2c } from "../support/ws.ts";
 import { newMessageId } from "../../src/client/index.ts";
 import { sql } from "drizzle-orm";
 import { api } from "../support/node.ts";
+import { holdDeviceCheck } from "./harness.ts";
 import { openStore, rowsOf } from "../../src/db/store.ts";
 
 describe("delivery across two nodes [postgres + redis]", () => {
@@ -96,18 +97,7 @@ describe("delivery across two nodes [postgres + redis]", () => {
     const CAROL = 310000000000000003n;
     await nodes.store.store.db.insert(users).values({ id: CAROL, account: `u${CAROL}`, passwordHash: "x" }).onConflictDoNothing();
     // Hold node a's check of carol's new (unregistered) device until node b's pull is waiting.
-    const inbox = a.services.delivery!.inbox;
-    const real = inbox.openDevices;
-    let release!: () => void;
-    const gate = new Promise<void>((r) => (release = r));
-    let held = false;
-    inbox.openDevices = async function (reqs) {
-      if (!held && reqs.some((r) => r.deviceId === "c-race")) {
-        held = true;
-        await gate;
-      }
-      return real.call(this, reqs);
-    };
+    const check = holdDeviceCheck(a.services.delivery!.inbox, "c-race");
     try {
       const c1 = await open(a, CAROL, "c-race");
       for (let i = 0; i < 500 && !(await b.services.presence.lookup([CAROL])).get(CAROL)?.some((e) => e.deviceId === "c-race"); i++) await Bun.sleep(5);
@@ -116,17 +106,16 @@ describe("delivery across two nodes [postgres + redis]", () => {
       a1.send(m);
       await a1.nextMessage((x) => x.in_reply_to === m.id);
       await c1.nextMessage((x) => x.id === m.id && x.type === "C2C");
-      expect(held).toBe(true);
+      expect(check.held).toBe(true);
       const { token } = await b.services.tokens.pair(CAROL, "c-race");
       const pull = api(b, "GET", "/api/v1/msg/offline", { token });
       await Bun.sleep(100);
-      release();
+      check.release();
       const ids = (await pull).body.payload.list.map((x: { id: string }) => x.id);
       expect(ids).toContain(m.id);
       for (const c of [a1, c1]) await c.close();
     } finally {
-      release();
-      inbox.openDevices = real;
+      check.restore();
     }
   });
 });

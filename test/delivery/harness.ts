@@ -12,6 +12,7 @@ import type { MarkShare } from "../../src/delivery/marks.ts";
 import { fail, ok, type Result } from "../../src/domain/errors.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
 import { openSpans } from "../../src/delivery/membership.ts";
+import type { InboxReader } from "../../src/delivery/inbox.ts";
 import { createLogger } from "../../src/log.ts";
 import type { Services } from "../../src/services.ts";
 
@@ -217,3 +218,32 @@ export const E2EE: E2eeMeta = {
   nonce: "AAECAwQFBgcICQoL",
   keys: [{ did: "dev-1", kid: "k1", wrap_alg: "RSA-OAEP-256", ek: "ZWs=" }],
 };
+
+/**
+ * Holds the first connect check (InboxReader.openDevices) that names
+ * `deviceId` until `release()`, as a busy store may: a race with that check
+ * can then be staged. `restore()` puts the real method back (releasing too).
+ */
+export function holdDeviceCheck(inbox: InboxReader, deviceId: string) {
+  const real = inbox.openDevices;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  let held = false;
+  inbox.openDevices = async function (reqs) {
+    if (!held && reqs.some((r) => r.deviceId === deviceId)) {
+      held = true;
+      await gate;
+    }
+    return real.call(this, reqs);
+  };
+  return {
+    release: () => release(),
+    get held() {
+      return held;
+    },
+    restore() {
+      release();
+      inbox.openDevices = real;
+    },
+  };
+}

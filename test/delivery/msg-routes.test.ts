@@ -4,7 +4,7 @@ import type { Delivery } from "../../src/delivery/index.ts";
 import { stringifyJson } from "../../src/protocol/json.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
 import { storeKinds } from "../support/stores.ts";
-import { joinGroup, TestSessions, TestSocial, uplink, type TestSession } from "./harness.ts";
+import { holdDeviceCheck, joinGroup, TestSessions, TestSocial, uplink, type TestSession } from "./harness.ts";
 
 const ALICE = 300000000000000001n;
 const BOB = 300000000000000002n;
@@ -95,18 +95,7 @@ for (const kind of storeKinds()) {
 
     test("a pull racing its device's connect check does not record a later floor: what the connection was pushed is pending", async () => {
       // Hold the connect's check (status, floor, pending) until the pull has answered, as a busy store may.
-      const inbox = delivery.inbox;
-      const real = inbox.openDevices;
-      let release!: () => void;
-      const gate = new Promise<void>((r) => (release = r));
-      let held = false;
-      inbox.openDevices = async function (reqs) {
-        if (!held && reqs.some((r) => r.deviceId === "b-race")) {
-          held = true;
-          await gate;
-        }
-        return real.call(this, reqs);
-      };
+      const check = holdDeviceCheck(delivery.inbox, "b-race");
       try {
         const b = sessions.open(BOB, "b-race");
         // Not sendAll: its flush would wait for the held check. The SERVER_ACK says the message is stored.
@@ -117,17 +106,16 @@ for (const kind of storeKinds()) {
         const shown = (list: readonly unknown[]) => list.some((o) => stringifyJson(o).includes(id));
         for (let i = 0; i < 400 && !(shown(a.sent) && shown(b.sent)); i++) await Bun.sleep(5);
         expect(shown(b.sent)).toBe(true);
-        expect(held).toBe(true);
+        expect(check.held).toBe(true);
         const pull = await api(node, "GET", "/api/v1/msg/offline", { token: await token(BOB, "b-race") });
         expect(pull.body.payload.list.map((m: { id: string }) => m.id)).toContain(id);
-        release();
+        check.release();
         await delivery.flush();
         const again = await api(node, "GET", "/api/v1/msg/offline", { token: await token(BOB, "b-race") });
         expect(again.body.payload.list.map((m: { id: string }) => m.id)).toContain(id);
         sessions.close(b);
       } finally {
-        release();
-        inbox.openDevices = real;
+        check.restore();
       }
     });
 
