@@ -82,6 +82,10 @@ export async function freshDatabase(): Promise<Db> {
   };
 }
 
+/** BENCH_IBIS_ENV="K=V,K2=V2": variables for the Ibis node alone (A/B runs), not for the baseline or the clients. */
+const serverEnv = (): Record<string, string> =>
+  Object.fromEntries((process.env.BENCH_IBIS_ENV ?? "").split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+
 /** Starts Ibis; resolves `{ skipped }` with the reason when its /ws is not served yet. */
 export async function startIbisSide(store: IbisStore, env: Record<string, string> = {}): Promise<IbisHandle | { skipped: string }> {
   const db = store === "postgres" ? await freshDatabase() : undefined;
@@ -100,6 +104,7 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
         IBIS_LOG_LEVEL: "info",
         IBIS_ENV: "development",
         IBIS_PASSWORD_MEMORY_KIB: "1024", // the floor: signup for benches costs ~ms, not ~50 ms
+        ...serverEnv(),
         ...env,
       },
       ready: listening,

@@ -59,6 +59,25 @@ test("a PostgreSQL store opened through the no-delay socket factory answers, and
   await admin.close();
 }, 15_000);
 
+test("queries one after another go to the connection that went idle last, not to each of the pool's connections in turn [postgres]", async () => {
+  const url = testEnv.pgUrl;
+  if (!url) throw new Error("PostgreSQL is required: the real-database tests never skip (test/support/preload.ts)");
+  const store = await openStore({ url, migrate: false, poolSize: 4 });
+  try {
+    // Four at once: the pool opens all four connections.
+    const opened = await Promise.all(
+      Array.from({ length: 4 }, () => store.query<{ pid: number }>("select pg_backend_pid() as pid from pg_sleep(0.05)", [])),
+    );
+    expect(new Set(opened.map((r) => r[0]!.pid)).size).toBe(4);
+    // Then one at a time: each finds the warm connection its predecessor left (first-idle-first-used woke all four in turn).
+    const pids = new Set<number>();
+    for (let i = 0; i < 12; i++) pids.add((await store.query<{ pid: number }>("select pg_backend_pid() as pid", []))[0]!.pid);
+    expect(pids.size).toBe(1);
+  } finally {
+    await store.close();
+  }
+});
+
 for (const kind of storeKinds()) {
   test(`a Uint8Array parameter of query() is a text's UTF-8, bound as it is; large ones keep the connection's order [${kind}]`, async () => {
     const fresh = await freshStore(kind);
