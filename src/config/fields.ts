@@ -341,8 +341,8 @@ export const fields = {
   deliveryBatchMax: def("IBIS_DELIVERY_BATCH_MAX", int(512, 1, 4096), "Most messages (or marks) written in one group commit."),
   deliveryWriteDepth: def(
     "IBIS_DELIVERY_WRITE_DEPTH",
-    int(1, 1, 8),
-    "Message batches in flight to the database at once (a 16 MiB message has a lane of its own beside them). 1 lets one batch grow while the other commits, the cheapest per message; 2 overlaps commits where a commit waits long for the disk (a slow fsync).",
+    int(2, 1, 8),
+    "Message batches in flight to the database at once (a 16 MiB message has a lane of its own beside them); a batch past the first goes out only while those in flight hold fewer than 32 messages, so heavy load writes one large batch while the next grows. 1: never overlap commits.",
   ),
   deliveryQueueMax: def(
     "IBIS_DELIVERY_QUEUE_MAX",

@@ -38,6 +38,13 @@ export interface BatchOrder<T> {
    * none of the `depth` slots: small batches keep going beside its long insert.
    */
   readonly largeLane?: boolean;
+  /**
+   * Slots past the first open only while the batches in flight hold fewer items than this in all. Light load:
+   * a message goes out at once instead of waiting for another batch's commit, and a commit the scheduler stalls
+   * holds up only its own. Heavy load: batches in flight are large, so one is in flight and the next grows while
+   * it commits (fewer, larger commits cost the node and the database less per item). undefined: `depth` alone.
+   */
+  readonly overlapBelow?: number;
 }
 
 /** A formed batch until it settled: its keys (undefined: ordered against all) and its settlement. */
@@ -68,6 +75,8 @@ export interface QueueBounds<T> {
 export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
+  /** Items in the small batches in flight (`overlapBelow`). */
+  #inflightItems = 0;
   /** Large items in flight in their lane (`largeLane`): 0 or 1. */
   #large = 0;
   /** Settles after every batch formed so far settled its callers (flush). */
@@ -86,7 +95,7 @@ export class GroupCommit<T, R> {
     private readonly maxBatch: number,
     readonly depth = 1,
     private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
-    private readonly order: BatchOrder<T> = {},
+    readonly order: BatchOrder<T> = {},
   ) {}
 
   /** Settles with the item's result once its batch committed; rejects when the batch failed or with StoreUnavailable. */
@@ -133,7 +142,10 @@ export class GroupCommit<T, R> {
   #canRun(): boolean {
     const head = this.#queue[0];
     if (!head) return false;
-    return this.#inLane(head) ? this.#large === 0 : this.#inflight < this.depth;
+    if (this.#inLane(head)) return this.#large === 0;
+    if (this.#inflight === 0) return true;
+    const below = this.order.overlapBelow;
+    return this.#inflight < this.depth && (below === undefined || this.#inflightItems < below);
   }
 
   #inLane(w: Waiter<T, R>): boolean {
@@ -156,7 +168,10 @@ export class GroupCommit<T, R> {
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
       if (lane) this.#large++;
-      else this.#inflight++;
+      else {
+        this.#inflight++;
+        this.#inflightItems += batch.length;
+      }
       const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
@@ -166,7 +181,10 @@ export class GroupCommit<T, R> {
       void written.then((out) => {
         this.#failing = !out.ok;
         if (lane) this.#large--;
-        else this.#inflight--;
+        else {
+          this.#inflight--;
+          this.#inflightItems -= batch.length;
+        }
         if (this.#queue.length) this.#kick();
       });
       const keyOf = this.order.keyOf;

@@ -482,6 +482,13 @@ const orderKey = (i: StoreItem): unknown =>
 /** A batch takes messages up to this many stored bytes (at least one): a 16 MiB message is written alone. */
 const BATCH_BYTES = 1 << 20;
 
+/**
+ * A second batch goes out beside the one in flight only while the messages in flight are fewer than this
+ * (GroupCommit `overlapBelow`): below it, at light and moderate load, commits overlap; above it, under heavy
+ * load, one large batch is in flight while the next grows (bench/FINDINGS.md 2026-11-28).
+ */
+const OVERLAP_BELOW = 32;
+
 /** The node's message queue: messages with their inbox rows, sender marks and timeline entries, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
@@ -490,19 +497,21 @@ export class DeliveryWriter {
     store: Store,
     maxBatch: number,
     bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER },
-    depth = 1,
+    depth = 2,
   ) {
-    // One batch of small messages in flight by default (IBIS_DELIVERY_WRITE_DEPTH): the next one grows while it
-    // commits, and larger batches cost the database and the node less per message than two smaller ones
-    // overlapping (bench/FINDINGS.md 2026-11-27 midday). On PostgreSQL a large message (a batch over BATCH_BYTES)
-    // goes in a lane of its own beside them; batches settle in order per sender (per group for C2G), so its long
-    // insert holds up no one else's acknowledgements. PGlite has one connection: one batch at a time.
+    // Up to `depth` batches of small messages in flight (IBIS_DELIVERY_WRITE_DEPTH, default 2), the second only while
+    // the one in flight is small: at light load a message never waits for another batch's commit (nor behind one the
+    // scheduler stalled), and under heavy load one large batch commits while the next grows, which costs the database
+    // and the node less per message than two smaller ones overlapping (bench/FINDINGS.md 2026-11-27 midday and
+    // 2026-11-28). On PostgreSQL a large message (a batch over BATCH_BYTES) goes in a lane of its own beside them;
+    // batches settle in order per sender (per group for C2G), so its long insert holds up no one else's
+    // acknowledgements. PGlite has one connection: one batch at a time.
     this.messages = new GroupCommit(
       metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
       maxBatch,
       store.kind === "postgres" ? depth : 1,
       { ...bounds, sizeOf: itemBytes },
-      { keyOf: orderKey, batchBytes: BATCH_BYTES, largeLane: store.kind === "postgres" },
+      { keyOf: orderKey, batchBytes: BATCH_BYTES, largeLane: store.kind === "postgres", overlapBelow: OVERLAP_BELOW },
     );
   }
 

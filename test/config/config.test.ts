@@ -96,8 +96,8 @@ describe("config parsing", () => {
     expect(c.loginPerIp).toBe(5);
     expect(c.port).toBe(9800);
     expect(() => loadConfig({ PORT: "70000" })).toThrow(/PORT/);
-    expect(loadConfig({}).deliveryWriteDepth).toBe(1);
-    expect(loadConfig({ IBIS_DELIVERY_WRITE_DEPTH: "2" }).deliveryWriteDepth).toBe(2);
+    expect(loadConfig({}).deliveryWriteDepth).toBe(2);
+    expect(loadConfig({ IBIS_DELIVERY_WRITE_DEPTH: "1" }).deliveryWriteDepth).toBe(1);
     expect(() => loadConfig({ IBIS_DELIVERY_WRITE_DEPTH: "0" })).toThrow(/IBIS_DELIVERY_WRITE_DEPTH/);
   });
 });

@@ -76,6 +76,55 @@ describe("GroupCommit", () => {
     expect(gc.batches).toBe(2);
   });
 
+  test("overlapBelow: a second batch goes out beside a small one in flight, never beside a large one", async () => {
+    const writes: number[][] = [];
+    const gates: (() => void)[] = [];
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        await new Promise<void>((r) => gates.push(r));
+        return items;
+      },
+      100,
+      2,
+      undefined,
+      { overlapBelow: 3 },
+    );
+    const turn = () => new Promise((r) => setImmediate(r));
+    // Light load: two items in flight (fewer than 3), so the next one is written at once beside them.
+    const light = [gc.add(1), gc.add(2)];
+    await turn();
+    light.push(gc.add(3));
+    await turn();
+    expect(writes).toEqual([[1, 2], [3]]);
+    // Both slots taken: the next waits for one to free, then goes beside the other (one item in flight).
+    light.push(gc.add(4));
+    await turn();
+    expect(writes.length).toBe(2);
+    gates[0]!();
+    await turn();
+    await turn();
+    expect(writes).toEqual([[1, 2], [3], [4]]);
+    gates[1]!();
+    gates[2]!();
+    await Promise.all(light);
+    // Heavy load: a batch of three in flight (not fewer than 3) keeps the second slot shut; what arrives meanwhile
+    // grows into one batch, written when the first commits.
+    writes.length = 0;
+    gates.length = 0;
+    const heavy = [gc.add(5), gc.add(6), gc.add(7)];
+    await turn();
+    heavy.push(gc.add(8), gc.add(9));
+    await turn();
+    expect(writes).toEqual([[5, 6, 7]]);
+    gates[0]!();
+    await turn();
+    await turn();
+    expect(writes).toEqual([[5, 6, 7], [8, 9]]);
+    gates[1]!();
+    expect(await Promise.all(heavy)).toEqual([5, 6, 7, 8, 9]);
+  });
+
   test("keyed: a slow batch holds up later batches of its own senders only; an unkeyed item orders against all", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));

@@ -31,10 +31,12 @@ for (const kind of storeKinds()) {
       await fresh.dispose();
     });
 
-    test("message batches in flight: the configured depth on PostgreSQL (1 by default), always 1 on PGlite", async () => {
+    test("message batches in flight: the configured depth on PostgreSQL (2 by default, the second beside a small batch only), always 1 on PGlite", async () => {
       const fresh = await freshStore(kind);
-      expect(new DeliveryWriter(fresh.store, 16).messages.depth).toBe(1);
-      expect(new DeliveryWriter(fresh.store, 16, undefined, 2).messages.depth).toBe(kind === "postgres" ? 2 : 1);
+      const w = new DeliveryWriter(fresh.store, 16);
+      expect(w.messages.depth).toBe(kind === "postgres" ? 2 : 1);
+      expect(w.messages.order.overlapBelow).toBe(32);
+      expect(new DeliveryWriter(fresh.store, 16, undefined, 1).messages.depth).toBe(1);
       await fresh.dispose();
     });
 
