@@ -45,8 +45,11 @@ type Target = ProtoTarget & { pairs?: FriendPairs };
  * histogram of it, so with several clients this is the worst client's (one
  * client: exact).
  */
-const deliveryP99 = (r: Round): number =>
-  round(Math.max(0, ...r.clients.map((c) => (c.deliver as { p99_us?: number } | undefined)?.p99_us ?? 0)) / 1000, 2);
+const deliveryP99 = (r: Round): number => worstP99(r, "deliver");
+
+/** p99 (ms) of one of the clients' histograms, the worst client's. */
+const worstP99 = (r: Round, key: "deliver" | "send_lag"): number =>
+  round(Math.max(0, ...r.clients.map((c) => (c[key] as { p99_us?: number } | undefined)?.p99_us ?? 0)) / 1000, 2);
 
 /** One round: `clients` processes, each with its own slice of pairs; rate 0 = closed loop. */
 const c2cRound = (t: Target, rate: number) =>
@@ -144,10 +147,19 @@ await scenarioMain(async (cleanup) => {
       {
         title:
           "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM; " +
-          "the last column from scheduled send time to the receiver's push, issue 19's measure)",
-        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS, "send→delivery p99 ms"],
+          "send→delivery from scheduled send time to the receiver's push, issue 19's measure; generator lag: how late the " +
+          "generator's own sends left past their scheduled time, which every latency here includes)",
+        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS, "send→delivery p99 ms", "generator lag p99 ms"],
         rows: live.flatMap((t) =>
-          (byLoad[t.name] ?? []).map((x) => [t.name, x.load_pct, x.offered, round(x.round.rate), ...latencyCells(x.round), deliveryP99(x.round)]),
+          (byLoad[t.name] ?? []).map((x) => [
+            t.name,
+            x.load_pct,
+            x.offered,
+            round(x.round.rate),
+            ...latencyCells(x.round),
+            deliveryP99(x.round),
+            worstP99(x.round, "send_lag"),
+          ]),
         ),
       },
     ],

@@ -31,6 +31,8 @@ const CAP = p.rate > 0 ? 4096 : p.window; // ring slots per pair (open loop tole
 const hAck = new Histogram();
 const hDeliver = new Histogram();
 const hDone = new Histogram();
+/** Open loop: how late each message left past its due time (tick granularity and timer lateness), the generator's own share of every latency. */
+const hLag = new Histogram();
 const times = new Float64Array(p.pairs * CAP);
 const sentN = new Uint32Array(p.pairs);
 const ackN = new Uint32Array(p.pairs);
@@ -49,6 +51,7 @@ const b: WebSocket[] = [];
 function send(i: number, at: number): boolean {
   if (sentN[i]! - doneN[i]! >= CAP) return (skipped++, false);
   times[i * CAP + (sentN[i]! % CAP)] = at;
+  if (p.rate > 0 && win.measuring) hLag.record((performance.now() - at) * 1000);
   a[i]!.send(proto.message(p.pairOffset + i, sentN[i]!));
   sentN[i]!++;
   return true;
@@ -136,6 +139,7 @@ emit("result", {
   server_ack: hAck.summary(),
   deliver: hDeliver.summary(),
   confirm: hDone.summary(),
+  ...(p.rate > 0 ? { send_lag: hLag.summary() } : {}),
   hist: hDone.snapshot(),
   ...win.cpu,
 });
