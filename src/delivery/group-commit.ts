@@ -40,8 +40,8 @@ export interface BatchOrder<T> {
   readonly largeLane?: boolean;
   /**
    * Slots past the first open only while the batches in flight hold fewer items than this in all. Light load:
-   * a message goes out at once instead of waiting for another batch's commit, and a commit the scheduler stalls
-   * holds up only its own. Heavy load: batches in flight are large, so one is in flight and the next grows while
+   * an item goes out at once instead of waiting for another batch's commit, and a commit the scheduler stalls
+   * holds up only its own items and later ones of their keys. Heavy load: batches in flight are large, so one is in flight and the next grows while
    * it commits (fewer, larger commits cost the node and the database less per item). undefined: `depth` alone.
    */
   readonly overlapBelow?: number;

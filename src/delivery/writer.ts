@@ -500,12 +500,12 @@ export class DeliveryWriter {
     depth = 2,
   ) {
     // Up to `depth` batches of small messages in flight (IBIS_DELIVERY_WRITE_DEPTH, default 2), the second only while
-    // the one in flight is small: at light load a message never waits for another batch's commit (nor behind one the
-    // scheduler stalled), and under heavy load one large batch commits while the next grows, which costs the database
-    // and the node less per message than two smaller ones overlapping (bench/FINDINGS.md 2026-11-27 midday and
-    // 2026-11-28). On PostgreSQL a large message (a batch over BATCH_BYTES) goes in a lane of its own beside them;
-    // batches settle in order per sender (per group for C2G), so its long insert holds up no one else's
-    // acknowledgements. PGlite has one connection: one batch at a time.
+    // the one in flight is small: at light load a message is written at once instead of after the commit in flight
+    // (a commit the scheduler stalled then holds up its own senders only), and under heavy load one large batch
+    // commits while the next grows, which costs the database and the node less per message than two smaller ones
+    // overlapping (bench/FINDINGS.md 2026-11-27 midday and 2026-11-28). On PostgreSQL a large message (a batch over
+    // BATCH_BYTES) goes in a lane of its own beside them; batches settle in order per sender (per group for C2G), so
+    // its long insert holds up no one else's acknowledgements. PGlite has one connection: one batch at a time.
     this.messages = new GroupCommit(
       metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
       maxBatch,
