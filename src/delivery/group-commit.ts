@@ -39,12 +39,15 @@ export interface BatchOrder<T> {
    */
   readonly largeLane?: boolean;
   /**
-   * Slots past the first open only while the batches in flight hold fewer items than this in all. Light load:
-   * an item goes out at once instead of waiting for another batch's commit, and a commit the scheduler stalls
-   * holds up only its own items and later ones of their keys. Heavy load: batches in flight are large, so one is in flight and the next grows while
-   * it commits (fewer, larger commits cost the node and the database less per item). undefined: `depth` alone.
+   * Slots past the first open only while the batches in flight weigh less than this in all (`weightOf`, 1 an item
+   * by default). Light load: an item goes out at once instead of waiting for another batch's commit, and a commit
+   * the scheduler stalls holds up only its own items and later ones of their keys. Heavy load: batches in flight
+   * are heavy, so one is in flight and the next grows while it commits (fewer, larger commits cost the node and
+   * the database less per item). undefined: `depth` alone.
    */
   readonly overlapBelow?: number;
+  /** An item's weight against `overlapBelow` (one that weighs `overlapBelow` keeps every other batch from going out beside its own). */
+  readonly weightOf?: (item: T) => number;
 }
 
 /** A formed batch until it settled: its keys (undefined: ordered against all) and its settlement. */
@@ -75,8 +78,8 @@ export interface QueueBounds<T> {
 export class GroupCommit<T, R> {
   #queue: Waiter<T, R>[] = [];
   #inflight = 0;
-  /** Items in the small batches in flight (`overlapBelow`). */
-  #inflightItems = 0;
+  /** The weight of the small batches in flight (`overlapBelow`). */
+  #inflightWeight = 0;
   /** Large items in flight in their lane (`largeLane`): 0 or 1. */
   #large = 0;
   /** Settles after every batch formed so far settled its callers (flush). */
@@ -145,7 +148,15 @@ export class GroupCommit<T, R> {
     if (this.#inLane(head)) return this.#large === 0;
     if (this.#inflight === 0) return true;
     const below = this.order.overlapBelow;
-    return this.#inflight < this.depth && (below === undefined || this.#inflightItems < below);
+    return this.#inflight < this.depth && (below === undefined || this.#inflightWeight < below);
+  }
+
+  #weight(batch: readonly Waiter<T, R>[]): number {
+    const weightOf = this.order.weightOf;
+    if (!weightOf) return batch.length;
+    let w = 0;
+    for (const b of batch) w += weightOf(b.item);
+    return w;
   }
 
   #inLane(w: Waiter<T, R>): boolean {
@@ -167,10 +178,11 @@ export class GroupCommit<T, R> {
       const batch = this.#take(); // a lane's item goes alone: it is over the byte budget
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
+      const weight = lane ? 0 : this.#weight(batch);
       if (lane) this.#large++;
       else {
         this.#inflight++;
-        this.#inflightItems += batch.length;
+        this.#inflightWeight += weight;
       }
       const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
         (results) => ({ ok: true, results }),
@@ -183,7 +195,7 @@ export class GroupCommit<T, R> {
         if (lane) this.#large--;
         else {
           this.#inflight--;
-          this.#inflightItems -= batch.length;
+          this.#inflightWeight -= weight;
         }
         if (this.#queue.length) this.#kick();
       });

@@ -489,6 +489,14 @@ const BATCH_BYTES = 1 << 20;
  */
 const OVERLAP_BELOW = 32;
 
+/**
+ * A group message weighs as much as a full batch: nothing goes out beside a batch holding one. A group's batches
+ * take its head row one after another (its timeline numbers), so a second batch beside one of the same group only
+ * waits in the database; measured, overlapping them cost 1,000-member
+ * groups a third of their rate (bench/FINDINGS.md 2026-11-28).
+ */
+const weightOf = (i: StoreItem): number => (i.row.chatType === "C2G" ? OVERLAP_BELOW : 1);
+
 /** The node's message queue: messages with their inbox rows, sender marks and timeline entries, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
@@ -511,7 +519,7 @@ export class DeliveryWriter {
       maxBatch,
       store.kind === "postgres" ? depth : 1,
       { ...bounds, sizeOf: itemBytes },
-      { keyOf: orderKey, batchBytes: BATCH_BYTES, largeLane: store.kind === "postgres", overlapBelow: OVERLAP_BELOW },
+      { keyOf: orderKey, batchBytes: BATCH_BYTES, largeLane: store.kind === "postgres", overlapBelow: OVERLAP_BELOW, weightOf },
     );
   }
 

@@ -1,5 +1,23 @@
 import { describe, expect, test } from "bun:test";
-import { GroupCommit, StoreUnavailable } from "../../src/delivery/group-commit.ts";
+import { GroupCommit, StoreUnavailable, type BatchOrder } from "../../src/delivery/group-commit.ts";
+
+/** A depth-2 GroupCommit whose writes each wait for their gate (opened by the test, in write order). */
+function gated<T>(order: BatchOrder<T>) {
+  const writes: T[][] = [];
+  const gates: (() => void)[] = [];
+  const gc = new GroupCommit<T, T>(
+    async (items) => {
+      writes.push(items);
+      await new Promise<void>((r) => gates.push(r));
+      return items;
+    },
+    100,
+    2,
+    undefined,
+    order,
+  );
+  return { gc, writes, gates, turn: () => new Promise((r) => setImmediate(r)) };
+}
 
 describe("GroupCommit", () => {
   test("items enqueued together share one write; results come back in order", async () => {
@@ -77,20 +95,7 @@ describe("GroupCommit", () => {
   });
 
   test("overlapBelow: a second batch goes out beside a small one in flight, never beside a large one", async () => {
-    const writes: number[][] = [];
-    const gates: (() => void)[] = [];
-    const gc = new GroupCommit<number, number>(
-      async (items) => {
-        writes.push(items);
-        await new Promise<void>((r) => gates.push(r));
-        return items;
-      },
-      100,
-      2,
-      undefined,
-      { overlapBelow: 3 },
-    );
-    const turn = () => new Promise((r) => setImmediate(r));
+    const { gc, writes, gates, turn } = gated<number>({ overlapBelow: 3 });
     // Light load: two items in flight (fewer than 3), so the next one is written at once beside them.
     const light = [gc.add(1), gc.add(2)];
     await turn();
@@ -123,6 +128,25 @@ describe("GroupCommit", () => {
     expect(writes).toEqual([[5, 6, 7], [8, 9]]);
     gates[1]!();
     expect(await Promise.all(heavy)).toEqual([5, 6, 7, 8, 9]);
+  });
+
+  test("overlapBelow with weightOf: nothing goes out beside a batch holding an item that weighs the whole bound", async () => {
+    const { gc, writes, gates, turn } = gated<string>({ overlapBelow: 32, weightOf: (i) => (i.startsWith("g") ? 32 : 1) });
+    const all = [gc.add("g1")];
+    await turn();
+    all.push(gc.add("a1"), gc.add("a2"));
+    await turn();
+    expect(writes).toEqual([["g1"]]); // a group item in flight: the second slot stays shut
+    gates[0]!();
+    await turn();
+    await turn();
+    expect(writes).toEqual([["g1"], ["a1", "a2"]]);
+    all.push(gc.add("g2"));
+    await turn();
+    expect(writes).toEqual([["g1"], ["a1", "a2"], ["g2"]]); // two light items in flight: a group item may go beside them
+    gates[1]!();
+    gates[2]!();
+    expect(await Promise.all(all)).toEqual(["g1", "a1", "a2", "g2"]);
   });
 
   test("keyed: a slow batch holds up later batches of its own senders only; an unkeyed item orders against all", async () => {
