@@ -342,7 +342,7 @@ export const fields = {
   deliveryWriteDepth: def(
     "IBIS_DELIVERY_WRITE_DEPTH",
     int(2, 1, 8),
-    "Message batches in flight to the database at once (a 16 MiB message has a lane of its own beside them); a batch past the first goes out only while those in flight hold fewer than 32 messages, so heavy load writes one large batch while the next grows. 1: never overlap commits.",
+    "Message batches in flight to the database at once (a 16 MiB message has a lane of its own beside them); a batch past the first goes out only while those in flight hold fewer than 32 messages (a group message counts as 32), so heavy load writes one large batch while the next grows. 1: never overlap commits.",
   ),
   deliveryQueueMax: def(
     "IBIS_DELIVERY_QUEUE_MAX",
