@@ -483,17 +483,16 @@ const orderKey = (i: StoreItem): unknown =>
 const BATCH_BYTES = 1 << 20;
 
 /**
- * A second batch goes out beside the one in flight only while the messages in flight are fewer than this
- * (GroupCommit `overlapBelow`): below it, at light and moderate load, commits overlap; above it, under heavy
- * load, one large batch is in flight while the next grows (bench/FINDINGS.md 2026-11-28).
+ * A second batch goes out beside the one in flight only while the batches in flight weigh less than this
+ * (GroupCommit `overlapBelow`; a direct message weighs 1): at light and moderate load commits overlap; under heavy
+ * load one large batch is in flight while the next grows (bench/FINDINGS.md 2026-11-28).
  */
 const OVERLAP_BELOW = 32;
 
 /**
  * A group message weighs as much as a full batch: nothing goes out beside a batch holding one. A group's batches
  * take its head row one after another (its timeline numbers), so a second batch beside one of the same group only
- * waits in the database; measured, overlapping them cost 1,000-member
- * groups a third of their rate (bench/FINDINGS.md 2026-11-28).
+ * waits in the database; overlapped, 1,000-member groups lost a third of their rate (bench/FINDINGS.md 2026-11-28).
  */
 const weightOf = (i: StoreItem): number => (i.row.chatType === "C2G" ? OVERLAP_BELOW : 1);
 
