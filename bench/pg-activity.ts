@@ -6,16 +6,16 @@
  *
  *   bun bench/pg-activity.ts [--url postgres://…] [--ms 4000] [--every 10] [--top 15]
  */
-import postgres from "postgres";
 import { num, parseArgs, str } from "./lib/args.ts";
+import { PG_ADMIN, pgClient } from "./lib/pg.ts";
 
 const args = parseArgs();
-const url = str(args, "url", process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres");
+const url = str(args, "url", PG_ADMIN);
 const ms = num(args, "ms", 4000);
 const every = num(args, "every", 10);
 const top = num(args, "top", 15);
 
-const sql = postgres(url, { max: 1, onnotice: () => {} });
+const sql = pgClient(url, { max: 1, onnotice: () => {} });
 const counts = new Map<string, number>();
 let samples = 0;
 const end = performance.now() + ms;

@@ -19,6 +19,7 @@ import { TokenService } from "../../src/domain/auth/tokens.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
 import { encodeFrame, FrameType } from "../../src/protocol/frame.ts";
 import { parseJson, stringifyJson, utf8 } from "../../src/protocol/json.ts";
+import { PG_ADMIN, pgClient } from "./pg.ts";
 import { startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
@@ -45,7 +46,6 @@ export interface IbisHandle {
 }
 
 const SECRET = "ibis-bench-token-secret-not-for-production-0123456789";
-const PG_ADMIN = process.env.BENCH_PG_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 
 /** The `ibis listening` JSON log line carries the port picked for PORT=0. */
 const listening = (line: string): number | undefined => {
@@ -66,11 +66,11 @@ export interface Db {
 /** A new, empty PostgreSQL database on the bench's server (dropped by `drop`). */
 export async function freshDatabase(): Promise<Db> {
   const name = `ibis_bench_${process.pid}_${Date.now()}`;
-  const admin = postgres(PG_ADMIN, { max: 1, onnotice: () => {} });
+  const admin = pgClient(PG_ADMIN, { max: 1, onnotice: () => {} });
   await admin.unsafe(`create database ${name}`);
   const url = new URL(PG_ADMIN);
   url.pathname = `/${name}`;
-  const sql = postgres(url.toString(), { max: 2, onnotice: () => {} });
+  const sql = pgClient(url.toString(), { max: 2, onnotice: () => {} });
   return {
     url: url.toString(),
     sql,

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { machine, noiseSince, type Noise, type NoiseCounters } from "./machine.ts";
+import { pgVia } from "./pg.ts";
 import { ROOT } from "./proc.ts";
 import type { Chart } from "./svg.ts";
 
@@ -41,6 +42,8 @@ export interface ResultFile extends ResultBody {
   /** What the host took during the run: CPU steal and I/O stall shares (absent in results written before it was recorded). */
   noise?: Noise;
   machine: ReturnType<typeof machine>;
+  /** How the node and the bench reached PostgreSQL (absent in results written before it was recorded; those went over TCP). */
+  pg_via?: "unix socket" | "tcp";
 }
 
 /**
@@ -73,6 +76,7 @@ export function writeResult(
     load_at_start: Math.round(opts.loadAtStart * 100) / 100,
     ...(opts.noiseAtStart ? { noise: noiseSince(opts.noiseAtStart) } : {}),
     machine: m,
+    pg_via: pgVia(),
     ...body,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });

@@ -69,7 +69,7 @@ export const fields = {
   databaseUrl: def(
     "DATABASE_URL",
     z.string().default(""),
-    "Unset: embedded PGlite under DATA_DIR. `memory://`: in-memory PGlite. `postgres://…`: PostgreSQL.",
+    "Unset: embedded PGlite under DATA_DIR. `memory://`: in-memory PGlite. `postgres://…`: PostgreSQL (`postgres://user@/db?host=/var/run/postgresql`: over its Unix-domain socket).",
     true,
   ),
   dataDir: def("DATA_DIR", z.string().default("./data"), "Directory of the embedded PGlite database."),

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import type { PGlite } from "@electric-sql/pglite";
 import { sql } from "drizzle-orm";
 import { users } from "../../src/db/schema/index.ts";
-import { openStore, singleHost } from "../../src/db/store.ts";
+import { openStore, singleHost, unixSocketOf } from "../../src/db/store.ts";
 import { testEnv } from "../support/env.ts";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -41,6 +41,39 @@ test.each([
   ["postgresql://a,b/ibis", false],
 ])("singleHost(%s) = %p: one host gets the TCP_NODELAY socket factory, several keep postgres.js's failover", (url, want) => {
   expect(singleHost(url)).toBe(want);
+});
+
+test.each([
+  ["postgres://postgres@127.0.0.1:5432/postgres", { url: "postgres://postgres@127.0.0.1:5432/postgres" }],
+  ["postgres://h/ibis?host=db.internal", { url: "postgres://h/ibis?host=db.internal" }],
+  ["postgres:///ibis?host=/var/run/postgresql", { url: "postgres://localhost/ibis", path: "/var/run/postgresql/.s.PGSQL.5432" }],
+  ["postgresql://u:p@/ibis?sslmode=disable&host=/tmp/", { url: "postgresql://u:p@localhost/ibis?sslmode=disable", path: "/tmp/.s.PGSQL.5432" }],
+  ["postgres://u@/ibis?host=/tmp&port=5433", { url: "postgres://u@localhost/ibis", path: "/tmp/.s.PGSQL.5433" }],
+  ["postgres://u:p@h:6000/ibis?host=/tmp", { url: "postgres://u:p@h:6000/ibis", path: "/tmp/.s.PGSQL.6000" }],
+])("unixSocketOf(%s): libpq's ?host=/dir becomes postgres.js's socket path", (url, want) => {
+  expect(unixSocketOf(url)).toEqual(want);
+});
+
+test("a PostgreSQL URL with ?host=/dir connects over the Unix-domain socket [postgres]", async () => {
+  const url = testEnv.pgUrl;
+  if (!url) throw new Error("PostgreSQL is required: the real-database tests never skip (test/support/preload.ts)");
+  const tcp = await openStore({ url, migrate: false, poolSize: 1 });
+  const [row] = await tcp.rows<{ dirs: string; db: string; user: string }>(
+    sql`select current_setting('unix_socket_directories') as dirs, current_database() as db, current_user as user`,
+  );
+  await tcp.close();
+  const { dirs, db, user } = row!;
+  const dir = dirs.split(",")[0]!.trim();
+  expect(dir).toStartWith("/"); // the server this suite runs against listens on a socket (.ci/run starts it so)
+  const { port, password } = new URL(url);
+  const overSocket = `postgres://${encodeURIComponent(user)}${password ? `:${password}` : ""}@/${db}?host=${dir}&port=${port || 5432}`;
+  const store = await openStore({ url: overSocket, migrate: false, poolSize: 1 });
+  try {
+    // inet_server_addr() is null on a Unix-domain socket connection, the server's address over TCP.
+    expect(await store.rows(sql`select inet_server_addr() as addr, current_database() as db`)).toEqual([{ addr: null, db }]);
+  } finally {
+    await store.close();
+  }
 });
 
 test("a PostgreSQL store opened through the no-delay socket factory answers, and answers again after its connections were killed", async () => {
