@@ -42,7 +42,7 @@ export interface ResultFile extends ResultBody {
   /** What the host took during the run: CPU steal and I/O stall shares (absent in results written before it was recorded). */
   noise?: Noise;
   machine: ReturnType<typeof machine>;
-  /** How the node and the bench reached PostgreSQL (absent in results written before it was recorded; those went over TCP). */
+  /** How the bench reaches PostgreSQL, for the scenarios that use it (absent in results written before it was recorded; those went over TCP). */
   pg_via?: "unix socket" | "tcp";
 }
 
