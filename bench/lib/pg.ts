@@ -4,7 +4,7 @@
  */
 import { existsSync } from "node:fs";
 import postgres from "postgres";
-import { unixSocketOf } from "../../src/db/store.ts";
+import { unixSocketOf } from "../../src/db/pg-url.ts";
 
 const SOCKET_DIR = "/var/run/postgresql";
 

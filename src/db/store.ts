@@ -7,6 +7,7 @@ import { connect as netConnect, type Socket } from "node:net";
 import postgres from "postgres";
 import * as schema from "./schema/index.ts";
 import { migrate } from "./migrate.ts";
+import { singleHost, unixSocketOf } from "./pg-url.ts";
 import { pgliteAssets } from "./pglite-assets.ts";
 import { PreparedStatements } from "./pglite-prepared.ts";
 
@@ -102,33 +103,6 @@ function textBytes(client: postgres.Sql, params: readonly unknown[]): readonly u
     if (params[i] instanceof Uint8Array) return params.map((p) => (p instanceof Uint8Array ? client.typed(p as never, TEXT_OID) : p));
   }
   return params;
-}
-
-/** One host in a connection URL (a comma in the host part lists several; one in the password is taken as several too: harmless). */
-export const singleHost = (url: string): boolean => !/^[a-z]+:\/\/(?:[^@/?]*@)?[^/?]*,/i.test(url);
-
-/**
- * libpq's `?host=/dir` (a Unix-domain socket directory, as `psql` and libpq
- * take it; `postgres:///ibis?host=/var/run/postgresql`). postgres.js would
- * send `host` to the server as a setting and cannot parse a URL without a
- * host, so the directory becomes its `path` option and the URL gets a
- * placeholder host. A database on the node's own machine answers over the
- * socket at less cost per round trip than over loopback TCP (bench/FINDINGS.md
- * 2026-11-28, second section).
- */
-export function unixSocketOf(url: string): { url: string; path?: string } {
-  const q = url.indexOf("?");
-  if (q < 0) return { url };
-  const params = new URLSearchParams(url.slice(q + 1));
-  const dir = params.get("host");
-  if (!dir?.startsWith("/")) return { url };
-  params.delete("host");
-  const port = params.get("port") ?? /^[a-z]+:\/\/(?:[^@/?]*@)?[^/?:]*:(\d+)/i.exec(url)?.[1] ?? "5432";
-  params.delete("port");
-  // `scheme://[user[:password]@]/db`: the empty host becomes `localhost` (never dialled: the path wins).
-  const base = url.slice(0, q).replace(/^([a-z]+:\/\/(?:[^@/?]*@)?)(\/|$)/i, "$1localhost$2");
-  const rest = params.toString();
-  return { url: rest ? `${base}?${rest}` : base, path: `${dir.replace(/\/+$/, "")}/.s.PGSQL.${port}` };
 }
 
 function openPostgres(given: string, max: number): Store {
