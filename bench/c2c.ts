@@ -17,7 +17,7 @@
 import { bool, num, nums } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
-import { LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
+import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { freePort, runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
@@ -143,6 +143,7 @@ await scenarioMain(async (cleanup) => {
         columns: ["server", "messages/s", "× bun-relay", ...LATENCY_COLUMNS],
         rows: live.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
       },
+      cpuTable(live.map((t) => [t.name, medianRound(max[t.name]!, (r) => r.rate)])),
       ...(P.metricsCompare ? [metricsPairs(max)] : []),
       {
         title:
@@ -183,6 +184,23 @@ await scenarioMain(async (cleanup) => {
     ],
   });
 });
+
+/**
+ * Where a closed-loop message's CPU is, per subject (its median round): the server, PostgreSQL, the generator.
+ * Every process shares the cores, so the sum bounds the rate as much as any one of them.
+ */
+function cpuTable(rounds: [string, Round][]) {
+  return {
+    title:
+      "CPU per message in the closed loop, µs (median round): server and PostgreSQL's processes over the whole round, " +
+      "warm-up included, the load generator over its measured window; the embedded store's CPU is the node's",
+    columns: ["server", "server µs/msg", "PostgreSQL µs/msg", "generator µs/msg", "all µs/msg"],
+    rows: rounds.map(([name, r]) => {
+      const c = cpuPerMessage(r);
+      return [name, c.server_us, c.db_us ?? "", c.client_us, round(c.server_us + (c.db_us ?? 0) + c.client_us, 1)];
+    }),
+  };
+}
 
 /**
  * --metrics-compare: each round's on and off runs back to back, so their ratio

@@ -19,7 +19,7 @@ import { TokenService } from "../../src/domain/auth/tokens.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
 import { encodeFrame, FrameType } from "../../src/protocol/frame.ts";
 import { parseJson, stringifyJson, utf8 } from "../../src/protocol/json.ts";
-import { PG_ADMIN, pgClient } from "./pg.ts";
+import { measurePgRoundTrip, PG_ADMIN, pgClient } from "./pg.ts";
 import { startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
@@ -71,6 +71,7 @@ export async function freshDatabase(): Promise<Db> {
   const url = new URL(PG_ADMIN);
   url.pathname = `/${name}`;
   const sql = pgClient(url.toString(), { max: 2, onnotice: () => {} });
+  await measurePgRoundTrip(sql);
   return {
     url: url.toString(),
     sql,

@@ -1,5 +1,5 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
-import { cpuMeter, minorFaults, rssKb } from "./procstat.ts";
+import { cpuMeter, cpuMsOfCommand, minorFaults, rssKb } from "./procstat.ts";
 import { round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
@@ -19,6 +19,12 @@ export interface Round {
   server_rss_kb: number;
   /** Minor page faults of the server(s) during the round: pages of fresh memory touched. */
   server_minor_faults: number;
+  /**
+   * CPU % of every `postgres` process on the machine during the round (100 = one core): a PostgreSQL node's
+   * database, ~0 for a baseline or the embedded store (PGlite runs inside the node and counts as its CPU).
+   * Absent in results written before it was recorded.
+   */
+  db_cpu_pct?: number;
   client_cpu_pct: number;
   /** Every client's result without its histogram (the merged one is `hist`). */
   clients: Omit<ClientResult, "hist">[];
@@ -29,8 +35,11 @@ export interface Round {
 export async function measure(serverPids: number[], run: () => Promise<ClientResult[]>): Promise<Round> {
   const meters = serverPids.map(cpuMeter);
   const faults0 = sum(serverPids.map(minorFaults));
+  const db0 = cpuMsOfCommand("postgres");
+  const t0 = performance.now();
   const results = await run();
   const cpu = meters.map((m) => m().cpu_pct);
+  const dbPct = ((cpuMsOfCommand("postgres") - db0) / (performance.now() - t0)) * 100;
   const faults = sum(serverPids.map(minorFaults)) - faults0;
   const h = Histogram.from(results.flatMap((r) => (r.hist ? [r.hist] : [])));
   return {
@@ -39,6 +48,7 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
     server_cpu_pct: round(sum(cpu), 1),
     server_rss_kb: sum(serverPids.map(rssKb)),
     server_minor_faults: faults,
+    db_cpu_pct: round(dbPct, 1),
     client_cpu_pct: round(sum(results.map((r) => r.client_cpu_pct)), 1),
     clients: results.map(({ hist: _h, ...rest }) => rest),
     hist: h.snapshot(),
@@ -58,3 +68,13 @@ export const latencyCells = (r: Round): (string | number)[] => [
   r.server_cpu_pct,
   r.client_cpu_pct,
 ];
+
+/**
+ * CPU per message of a closed-loop round, µs: the server, PostgreSQL's processes and the load generator, each
+ * its CPU % over the round (100 = one core for a second, 10⁶ µs) divided by the round's rate. Where a
+ * message's cost is, from the same run as its rate (every process shares the machine's cores).
+ */
+export function cpuPerMessage(r: Round): { server_us: number; db_us: number | null; client_us: number } {
+  const us = (pct: number) => round((pct * 10_000) / Math.max(1, r.rate), 1);
+  return { server_us: us(r.server_cpu_pct), db_us: r.db_cpu_pct === undefined ? null : us(r.db_cpu_pct), client_us: us(r.client_cpu_pct) };
+}

@@ -5,6 +5,7 @@
 import { existsSync } from "node:fs";
 import postgres from "postgres";
 import { unixSocketOf } from "../../src/db/pg-url.ts";
+import { median } from "./stats.ts";
 
 const SOCKET_DIR = "/var/run/postgresql";
 
@@ -19,4 +20,35 @@ export const pgVia = (url = PG_ADMIN): "unix socket" | "tcp" => (unixSocketOf(ur
 export function pgClient(url: string, options: postgres.Options<Record<string, postgres.PostgresType>>): postgres.Sql {
   const { url: parsed, path } = unixSocketOf(url);
   return postgres(parsed, { ...options, ...(path ? { path } : {}) });
+}
+
+/**
+ * What one statement and one durable commit cost this machine's PostgreSQL, measured once per run before any
+ * load: the median of `select 1` round trips, and of `select txid_current()` ones (a transaction that takes an
+ * id, so its commit writes a record and waits for the WAL flush). Their difference is about the flush, which
+ * sets how long a C2C batch waits and differs several-fold between machines of one kind (bench/FINDINGS.md).
+ */
+export interface PgRoundTrip {
+  query_us: number;
+  commit_us: number;
+}
+
+let measured: PgRoundTrip | undefined;
+
+/** The last `measurePgRoundTrip` result of this process (results record it), if any. */
+export const pgRoundTrip = (): PgRoundTrip | undefined => measured;
+
+export async function measurePgRoundTrip(sql: postgres.Sql, n = 300): Promise<PgRoundTrip> {
+  const time = async (q: () => Promise<unknown>): Promise<number> => {
+    const us: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const t = performance.now();
+      await q();
+      us.push((performance.now() - t) * 1000);
+    }
+    return Math.round(median(us));
+  };
+  await sql`select 1`; // the connection opened outside the timing
+  measured = { query_us: await time(() => sql`select 1`), commit_us: await time(() => sql`select txid_current()`) };
+  return measured;
 }

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { machine, noiseSince, type Noise, type NoiseCounters } from "./machine.ts";
-import { pgVia } from "./pg.ts";
+import { pgRoundTrip, pgVia, type PgRoundTrip } from "./pg.ts";
 import { ROOT } from "./proc.ts";
 import type { Chart } from "./svg.ts";
 
@@ -44,6 +44,8 @@ export interface ResultFile extends ResultBody {
   machine: ReturnType<typeof machine>;
   /** How the bench reaches PostgreSQL, for the scenarios that use it (absent in results written before it was recorded; those went over TCP). */
   pg_via?: "unix socket" | "tcp";
+  /** PostgreSQL's statement and durable-commit round trips, measured before the load (runs with a PostgreSQL node only). */
+  pg_round_trip?: PgRoundTrip;
 }
 
 /**
@@ -77,6 +79,7 @@ export function writeResult(
     ...(opts.noiseAtStart ? { noise: noiseSince(opts.noiseAtStart) } : {}),
     machine: m,
     pg_via: pgVia(),
+    ...(pgRoundTrip() ? { pg_round_trip: pgRoundTrip() } : {}),
     ...body,
   };
   mkdirSync(RESULTS_DIR, { recursive: true });

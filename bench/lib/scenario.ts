@@ -14,6 +14,7 @@ import { REPORT_PATH, writeResult, type ResultBody } from "./results.ts";
 import { writeFileSync } from "node:fs";
 import { loadavg } from "node:os";
 import { noiseCounters, type NoiseCounters } from "./machine.ts";
+import { pgRoundTrip } from "./pg.ts";
 
 export interface Common {
   /** 1-minute load average before anything started (the box's own noise). */
@@ -74,6 +75,13 @@ export class Cleanup {
 }
 
 export function finish(scenario: string, c: Common, body: ResultBody): void {
+  const rt = pgRoundTrip();
+  if (rt) {
+    c.notes.push(
+      `PostgreSQL before the load: a statement's round trip ${rt.query_us} µs, a durable commit's ${rt.commit_us} µs ` +
+        "(medians of 300; the difference is about the WAL flush every C2C batch waits for)",
+    );
+  }
   if (c.notes.length) body.notes = [...(body.notes ?? []), ...c.notes];
   const path = writeResult(scenario, body, { smoke: c.smoke, representative: bool(c.args, "representative"), loadAtStart: c.loadAtStart, noiseAtStart: c.noiseAtStart });
   console.error(`wrote ${path}`);

@@ -1,0 +1,35 @@
+import { describe, expect, test } from "bun:test";
+import type { Round } from "./measure.ts";
+import { cpuPerMessage } from "./measure.ts";
+
+const round = (rate: number, server: number, client: number, db?: number): Round => ({
+  rate,
+  latency: { count: 0, min_us: 0, mean_us: 0, p50_us: 0, p90_us: 0, p99_us: 0, p999_us: 0, max_us: 0 },
+  server_cpu_pct: server,
+  server_rss_kb: 0,
+  server_minor_faults: 0,
+  ...(db === undefined ? {} : { db_cpu_pct: db }),
+  client_cpu_pct: client,
+  clients: [],
+  hist: { b: [], n: 0, min: 0, max: 0, sum: 0 },
+});
+
+describe("cpuPerMessage: a round's CPU % over its rate, µs", () => {
+  // rate, server %, client %, db % → server µs, db µs, client µs
+  const table: [number, number, number, number, number, number, number][] = [
+    [10_000, 100, 50, 80, 100, 80, 50], // a whole core at 10,000 msg/s is 100 µs a message
+    [5_000, 77.3, 31.6, 60, 154.6, 120, 63.2],
+    [44_000, 85, 95, 0.2, 19.3, 0, 21.6], // a relay: PostgreSQL idle
+    [1, 100, 0, 0, 1_000_000, 0, 0],
+  ];
+  for (const [rate, server, client, db, serverUs, dbUs, clientUs] of table) {
+    test(`${rate} msg/s, server ${server} %, client ${client} %, db ${db} % → ${serverUs} / ${dbUs} / ${clientUs} µs`, () => {
+      expect(cpuPerMessage(round(rate, server, client, db))).toEqual({ server_us: serverUs, db_us: dbUs, client_us: clientUs });
+    });
+  }
+
+  test("results written before the database was metered: no database figure; a round with no messages does not divide by zero", () => {
+    expect(cpuPerMessage(round(2_000, 40, 10)).db_us).toBeNull();
+    expect(cpuPerMessage(round(0, 40, 10, 5))).toEqual({ server_us: 400_000, db_us: 50_000, client_us: 100_000 });
+  });
+});
