@@ -24,13 +24,16 @@ export function pgClient(url: string, options: postgres.Options<Record<string, p
 
 /**
  * What one statement and one durable commit cost this machine's PostgreSQL, measured once per run before any
- * load: the median of `select 1` round trips, and of `select txid_current()` ones (a transaction that takes an
- * id, so its commit writes a record and waits for the WAL flush). Their difference is about the flush, which
- * sets how long a C2C batch waits and differs several-fold between machines of one kind (bench/FINDINGS.md).
+ * load: the median of `select 1` round trips, and of one-row inserts into a probe table, each its own
+ * transaction (a commit that wrote WAL waits for its flush while `synchronous_commit` is on; one that wrote
+ * none, such as `select txid_current()`, does not). Their difference is about the flush, which sets how long a
+ * C2C batch waits and differs several-fold between machines of one kind (bench/FINDINGS.md).
  */
 export interface PgRoundTrip {
   query_us: number;
   commit_us: number;
+  /** The session's setting: a commit waits for its flush only when it is not "off" (or "local" with replicas). */
+  synchronous_commit: string;
 }
 
 let measured: PgRoundTrip | undefined;
@@ -38,6 +41,7 @@ let measured: PgRoundTrip | undefined;
 /** The last `measurePgRoundTrip` result of this process (results record it), if any. */
 export const pgRoundTrip = (): PgRoundTrip | undefined => measured;
 
+/** Measures on `sql` (one connection: a session setting applies) and leaves nothing behind. */
 export async function measurePgRoundTrip(sql: postgres.Sql, n = 300): Promise<PgRoundTrip> {
   const time = async (q: () => Promise<unknown>): Promise<number> => {
     const us: number[] = [];
@@ -48,7 +52,17 @@ export async function measurePgRoundTrip(sql: postgres.Sql, n = 300): Promise<Pg
     }
     return Math.round(median(us));
   };
-  await sql`select 1`; // the connection opened outside the timing
-  measured = { query_us: await time(() => sql`select 1`), commit_us: await time(() => sql`select txid_current()`) };
-  return measured;
+  const setting = (await sql<{ setting: string }[]>`select current_setting('synchronous_commit') as setting`)[0]!.setting;
+  await sql`create table bench_commit_probe (n int)`;
+  try {
+    const query_us = await time(() => sql`select 1`);
+    const commit_us = await time(() => sql`insert into bench_commit_probe values (1)`);
+    // Each insert its own transaction, or the figure is not a commit's.
+    const { commits } = (await sql<{ commits: number }[]>`select count(distinct xmin::text)::int as commits from bench_commit_probe`)[0]!;
+    if (commits !== n) throw new Error(`measurePgRoundTrip: ${commits} transactions for ${n} inserts`);
+    measured = { query_us, commit_us, synchronous_commit: setting };
+    return measured;
+  } finally {
+    await sql`drop table bench_commit_probe`;
+  }
 }
