@@ -95,7 +95,11 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
     server = await startServer({
       name: `ibis-${store}`,
       // BENCH_IBIS_PROFILE=<dir>: the node writes a CPU profile there when it stops (bun --cpu-prof).
-      cmd: process.env.BENCH_IBIS_PROFILE ? ["bun", "--cpu-prof", "--cpu-prof-dir", process.env.BENCH_IBIS_PROFILE, "src/main.ts"] : ["bun", "src/main.ts"],
+      // BENCH_IBIS_PREFIX="chrt -b 0": a command the node runs under (A/B of how it is started; docs/operations.md).
+      cmd: [
+        ...(process.env.BENCH_IBIS_PREFIX?.trim().split(/\s+/) ?? []),
+        ...(process.env.BENCH_IBIS_PROFILE ? ["bun", "--cpu-prof", "--cpu-prof-dir", process.env.BENCH_IBIS_PROFILE, "src/main.ts"] : ["bun", "src/main.ts"]),
+      ],
       env: {
         PORT: "0",
         HOST: "127.0.0.1",
