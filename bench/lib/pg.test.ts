@@ -11,6 +11,7 @@ describe("[postgres] measurePgRoundTrip", () => {
 
   test("times statements and durable commits, says whether commits wait for the flush, and leaves no table behind", async () => {
     const rt = await measurePgRoundTrip(sql, 40);
+    expect(rt.samples).toBe(40);
     expect(rt.synchronous_commit).toBe("on"); // the server's default: each commit waited for its flush
     expect(rt.query_us).toBeGreaterThan(0);
     expect(rt.commit_us).toBeGreaterThan(0);

@@ -30,9 +30,11 @@ export function pgClient(url: string, options: postgres.Options<Record<string, p
  * C2C batch waits and differs several-fold between machines of one kind (bench/FINDINGS.md).
  */
 export interface PgRoundTrip {
+  /** Round trips of each kind timed (the figures are their medians). */
+  samples: number;
   query_us: number;
   commit_us: number;
-  /** The session's setting: a commit waits for its flush only when it is not "off" (or "local" with replicas). */
+  /** The session's setting: a commit waits for its local WAL flush unless it is "off". */
   synchronous_commit: string;
 }
 
@@ -60,7 +62,7 @@ export async function measurePgRoundTrip(sql: postgres.Sql, n = 300): Promise<Pg
     // Each insert its own transaction, or the figure is not a commit's.
     const { commits } = (await sql<{ commits: number }[]>`select count(distinct xmin::text)::int as commits from bench_commit_probe`)[0]!;
     if (commits !== n) throw new Error(`measurePgRoundTrip: ${commits} transactions for ${n} inserts`);
-    measured = { query_us, commit_us, synchronous_commit: setting };
+    measured = { samples: n, query_us, commit_us, synchronous_commit: setting };
     return measured;
   } finally {
     await sql`drop table bench_commit_probe`;

@@ -79,7 +79,7 @@ export function finish(scenario: string, c: Common, body: ResultBody): void {
   if (rt) {
     c.notes.push(
       `PostgreSQL before the load: a statement's round trip ${rt.query_us} µs, a one-row insert's commit ${rt.commit_us} µs ` +
-        `(medians of 300, synchronous_commit ${rt.synchronous_commit}; the difference is about the WAL flush every C2C batch waits for)`,
+        `(medians of ${rt.samples}, synchronous_commit ${rt.synchronous_commit}; the difference is about the WAL flush every C2C batch waits for)`,
     );
   }
   if (c.notes.length) body.notes = [...(body.notes ?? []), ...c.notes];
