@@ -2,13 +2,14 @@ import { describe, expect, test } from "bun:test";
 import type { Round } from "./measure.ts";
 import { cpuPerMessage } from "./measure.ts";
 
-const round = (rate: number, server: number, client: number, db?: number): Round => ({
+const round = (rate: number, server: number, client: number, db?: number, ctxtPerS?: number): Round => ({
   rate,
   latency: { count: 0, min_us: 0, mean_us: 0, p50_us: 0, p90_us: 0, p99_us: 0, p999_us: 0, max_us: 0 },
   server_cpu_pct: server,
   server_rss_kb: 0,
   server_minor_faults: 0,
   ...(db === undefined ? {} : { db_cpu_pct: db }),
+  ...(ctxtPerS === undefined ? {} : { machine_ctxt_per_s: ctxtPerS }),
   client_cpu_pct: client,
   clients: [],
   hist: { b: [], n: 0, min: 0, max: 0, sum: 0 },
@@ -24,12 +25,17 @@ describe("cpuPerMessage: a round's CPU % over its rate, µs", () => {
   ];
   for (const [rate, server, client, db, serverUs, dbUs, clientUs] of table) {
     test(`${rate} msg/s, server ${server} %, client ${client} %, db ${db} % → ${serverUs} / ${dbUs} / ${clientUs} µs`, () => {
-      expect(cpuPerMessage(round(rate, server, client, db))).toEqual({ server_us: serverUs, db_us: dbUs, client_us: clientUs });
+      expect(cpuPerMessage(round(rate, server, client, db))).toEqual({ server_us: serverUs, db_us: dbUs, client_us: clientUs, switches: null });
     });
   }
 
+  test("context switches per message: the machine's per second over the rate", () => {
+    expect(cpuPerMessage(round(6_500, 80, 35, 60, 7_995)).switches).toBe(1.23); // an Ibis closed loop on the PVM guest
+    expect(cpuPerMessage(round(27_576, 82, 94, 0, 3_018)).switches).toBe(0.11); // the relay's
+  });
+
   test("results written before the database was metered: no database figure; a round with no messages does not divide by zero", () => {
     expect(cpuPerMessage(round(2_000, 40, 10)).db_us).toBeNull();
-    expect(cpuPerMessage(round(0, 40, 10, 5))).toEqual({ server_us: 400_000, db_us: 50_000, client_us: 100_000 });
+    expect(cpuPerMessage(round(0, 40, 10, 5, 300))).toEqual({ server_us: 400_000, db_us: 50_000, client_us: 100_000, switches: 300 });
   });
 });

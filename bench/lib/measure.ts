@@ -1,5 +1,5 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
-import { cpuMeter, cpuMsOfCommand, minorFaults, rssKb } from "./procstat.ts";
+import { contextSwitches, cpuMeter, cpuMsOfCommand, minorFaults, rssKb } from "./procstat.ts";
 import { round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
@@ -25,6 +25,8 @@ export interface Round {
    * Absent in results written before it was recorded.
    */
   db_cpu_pct?: number;
+  /** Context switches of the whole machine per second of the round (absent in results written before it was recorded). */
+  machine_ctxt_per_s?: number;
   client_cpu_pct: number;
   /** Every client's result without its histogram (the merged one is `hist`). */
   clients: Omit<ClientResult, "hist">[];
@@ -36,10 +38,13 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
   const meters = serverPids.map(cpuMeter);
   const faults0 = sum(serverPids.map(minorFaults));
   const db0 = cpuMsOfCommand("postgres");
+  const ctxt0 = contextSwitches();
   const t0 = performance.now();
   const results = await run();
   const cpu = meters.map((m) => m().cpu_pct);
-  const dbPct = ((cpuMsOfCommand("postgres") - db0) / (performance.now() - t0)) * 100;
+  const wallMs = performance.now() - t0;
+  const dbPct = ((cpuMsOfCommand("postgres") - db0) / wallMs) * 100;
+  const ctxtPerS = ((contextSwitches() - ctxt0) / wallMs) * 1000;
   const faults = sum(serverPids.map(minorFaults)) - faults0;
   const h = Histogram.from(results.flatMap((r) => (r.hist ? [r.hist] : [])));
   return {
@@ -49,6 +54,7 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
     server_rss_kb: sum(serverPids.map(rssKb)),
     server_minor_faults: faults,
     db_cpu_pct: round(dbPct, 1),
+    machine_ctxt_per_s: round(ctxtPerS),
     client_cpu_pct: round(sum(results.map((r) => r.client_cpu_pct)), 1),
     clients: results.map(({ hist: _h, ...rest }) => rest),
     hist: h.snapshot(),
@@ -72,9 +78,16 @@ export const latencyCells = (r: Round): (string | number)[] => [
 /**
  * CPU per message of a closed-loop round, µs: the server, PostgreSQL's processes and the load generator, each
  * its CPU % over the round (100 = one core for a second, 10⁶ µs) divided by the round's rate. Where a
- * message's cost is, from the same run as its rate (every process shares the machine's cores).
+ * message's cost is, from the same run as its rate (every process shares the machine's cores). Beside it the
+ * machine's context switches per message.
  */
-export function cpuPerMessage(r: Round): { server_us: number; db_us: number | null; client_us: number } {
-  const us = (pct: number) => round((pct * 10_000) / Math.max(1, r.rate), 1);
-  return { server_us: us(r.server_cpu_pct), db_us: r.db_cpu_pct === undefined ? null : us(r.db_cpu_pct), client_us: us(r.client_cpu_pct) };
+export function cpuPerMessage(r: Round): { server_us: number; db_us: number | null; client_us: number; switches: number | null } {
+  const rate = Math.max(1, r.rate);
+  const us = (pct: number) => round((pct * 10_000) / rate, 1);
+  return {
+    server_us: us(r.server_cpu_pct),
+    db_us: r.db_cpu_pct === undefined ? null : us(r.db_cpu_pct),
+    client_us: us(r.client_cpu_pct),
+    switches: r.machine_ctxt_per_s === undefined ? null : round(r.machine_ctxt_per_s / rate, 2),
+  };
 }

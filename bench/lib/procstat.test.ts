@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { cpuMs, minorFaults, rssKb } from "./procstat.ts";
+import { contextSwitches, cpuMs, minorFaults, rssKb } from "./procstat.ts";
 
 describe("procstat: this process's own counters", () => {
   test("minor faults grow when fresh memory is touched; CPU and RSS read", () => {
@@ -11,6 +11,13 @@ describe("procstat: this process's own counters", () => {
     expect(grew).toBeGreaterThanOrEqual(fresh.length / (2 * 1024 * 1024));
     expect(cpuMs(process.pid)).toBeGreaterThan(0);
     expect(rssKb(process.pid)).toBeGreaterThan(fresh.length / 1024 / 2);
+  });
+
+  test("the machine's context switches grow when this process sleeps (it gives up its core)", async () => {
+    const before = contextSwitches();
+    expect(before).toBeGreaterThan(0);
+    for (let i = 0; i < 5; i++) await Bun.sleep(2);
+    expect(contextSwitches()).toBeGreaterThanOrEqual(before + 5);
   });
 
   test("a process that is gone reads as zero", () => {

@@ -44,6 +44,20 @@ function cpuMsOne(pid: number): number {
 }
 
 /**
+ * Context switches of the whole machine so far (`ctxt` in /proc/stat; 0 where
+ * unreadable). Over a round, divided by the messages it carried: how often a
+ * message made some process give up a core, which is dear on some guests
+ * (bench/FINDINGS.md, 2026-11-28 third section).
+ */
+export function contextSwitches(): number {
+  try {
+    return Number(/^ctxt (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
  * Minor page faults of a process tree so far, from /proc/<pid>/stat (0 when
  * gone): each is a page of fresh memory touched, so their growth over a
  * round tells how much new memory the server took per message (4 KiB each).
