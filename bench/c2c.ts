@@ -192,8 +192,9 @@ await scenarioMain(async (cleanup) => {
 function cpuTable(rounds: [string, Round][]) {
   return {
     title:
-      "CPU per message in the closed loop, µs (median round): server and PostgreSQL's processes over the whole round, " +
-      "warm-up included, the load generator over its measured window; the embedded store's CPU is the node's",
+      "CPU per message in the closed loop, µs (median round): server and PostgreSQL's processes, like the machine's " +
+      "context switches, over the whole round, warm-up included, the load generator over its measured window; the " +
+      "embedded store's CPU is the node's",
     columns: ["server", "server µs/msg", "PostgreSQL µs/msg", "generator µs/msg", "all µs/msg", "context switches/msg (machine)"],
     rows: rounds.map(([name, r]) => {
       const c = cpuPerMessage(r);
