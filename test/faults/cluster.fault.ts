@@ -21,7 +21,8 @@ let a: IbisProcess;
 let b: IbisProcess;
 let gid: bigint;
 const clients: LedgerClient[] = [];
-const extra = { IBIS_ALLOW_STRANGERS: "1", IBIS_PRESENCE_TTL_MS: "6000", IBIS_LOG_LEVEL: "silent" };
+// Errors only: the faults make warnings by design, but an error (a 500's cause above all) must reach the CI log.
+const extra = { IBIS_ALLOW_STRANGERS: "1", IBIS_PRESENCE_TTL_MS: "6000", IBIS_LOG_LEVEL: "error" };
 
 const startB = (port?: number) =>
   startIbisProcess({ databaseUrl: pg.url, redisUrl: redis.url, prefix: "faults:", extra, ...(port ? { port } : {}) });
