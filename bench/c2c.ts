@@ -210,7 +210,7 @@ function cpuTable(rounds: [string, Round][]) {
  */
 function metricsPairs(max: Record<string, Round[]>) {
   const [on, off] = [max["ibis-memory metrics on"] ?? [], max["ibis-memory metrics off"] ?? []];
-  const cpuUs = (r: Round) => round((r.server_cpu_pct * 10_000) / Math.max(1, r.rate), 1);
+  const cpuUs = (r: Round) => cpuPerMessage(r).server_us;
   const rows: (string | number)[][] = on.map((r, i) => [i + 1, round(r.rate), round(off[i]!.rate), round(r.rate / off[i]!.rate, 3), cpuUs(r), cpuUs(off[i]!)]);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   rows.push(["median", "", "", median(rows.map((r) => r[3] as number)), median(rows.map((r) => r[4] as number)), median(rows.map((r) => r[5] as number))]);
