@@ -31,7 +31,7 @@ import {
   type SocialGraph,
 } from "./ports.ts";
 import { RecentMessages } from "./recent.ts";
-import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
+import { RETRY_SCHEDULE, retried, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route, routeNow, type Route, type Routed } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
@@ -106,7 +106,7 @@ export class Engine implements DeliveryEngine, Notifier {
   #skippedAll = false;
 
   constructor(private readonly d: EngineDeps) {
-    this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs);
+    this.wheel = new RetryWheel((e) => this.#attempt(e), d.now, d.retryTickMs, (e) => this.#unanswered(e));
   }
 
   // ---- transport side ------------------------------------------------------
@@ -537,13 +537,21 @@ export class Engine implements DeliveryEngine, Notifier {
   #push(msg: ImMessage, users: readonly bigint[], except: DeviceAddress | undefined, serverId: bigint, seq?: bigint): void {
     const out = new Outbound(msg);
     const schedule = RETRY_SCHEDULE[msg.type as ChatType];
-    this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
+    let tracked = false;
     for (const userId of users) {
       for (const s of this.d.sessions.sessionsOf(userId)) {
         if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
         if (s.send(out) === "closed") continue;
-        this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule });
+        this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule, inbox: users });
+        tracked = true;
       }
+    }
+    // Acks of a push with retry entries find them; the message joins the recent ones only when no entry answers for
+    // it (C2G's single push, no device reached here) or once its entries end unanswered (#unanswered). Holding
+    // every C2C message there kept ~87,000 live objects at a few thousand messages a second and doubled the
+    // collector's pauses (bench/FINDINGS.md, 2026-11-28 fourth).
+    if (!tracked || !retried(schedule)) {
+      this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
     }
     if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId, seq));
   }
@@ -579,14 +587,18 @@ export class Engine implements DeliveryEngine, Notifier {
       case "deliver": {
         const { out, serverId, seq, sent } = deliverLocally(entry, this.d.sessions);
         const schedule = RETRY_SCHEDULE[out.msg.type as ChatType] ?? RETRY_SCHEDULE.S2C;
-        if (serverId !== undefined) {
-          const m = out.msg;
-          const at = seq !== undefined ? { conv: m.to, seq } : {};
-          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: entry.targets.map((t) => t.userId), ...at });
-        }
+        const inbox = serverId !== undefined ? entry.targets.map((t) => t.userId) : undefined;
+        let tracked = false;
         for (const [s, outcome] of sent) {
           if (outcome === "closed" || this.#retired.has(s.connId)) continue;
-          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId } : {}) });
+          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId, inbox } : {}) });
+          tracked = true;
+        }
+        // As for a local push (#push): held among the recent ones only when no retry entry answers for it.
+        if (serverId !== undefined && (!tracked || !retried(schedule))) {
+          const m = out.msg;
+          const at = seq !== undefined ? { conv: m.to, seq } : {};
+          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: inbox!, ...at });
         }
         return;
       }
@@ -610,6 +622,17 @@ export class Engine implements DeliveryEngine, Notifier {
       case "sessions":
         return; // social caches and session cuts: handled by the node's bus handler (src/node.ts)
     }
+  }
+
+  /**
+   * A push's retry entry ended unacknowledged (last attempt made, its device gone): the ack may still come, after
+   * the last push or a reconnect, so the message joins the recent ones (a timeline message, with its number, never
+   * has an entry: one push).
+   */
+  #unanswered(e: RetryEntry): void {
+    if (e.serverId === undefined || e.inbox === undefined) return;
+    const m = e.out.msg;
+    this.recent.remember({ id: m.id, serverId: e.serverId, chatType: m.type, inbox: e.inbox });
   }
 
   #attempt(e: RetryEntry): boolean {

@@ -1,11 +1,13 @@
 /**
- * Messages this node stored or pushed recently, by §2.8 id and by
+ * Messages pushed lately that no retry entry answers for, by §2.8 id and by
  * `<TYPE>.<tsid>` (the frame ACK's form), with the users whose inbox holds
- * them. An acknowledgement of such a message — nearly every ack, since acks
- * follow pushes within milliseconds — is resolved and authorised here
- * without a database read; older ones fall back to the store. C2G acks
- * matter most: a group of 1,000 sends 1,000 acks per message and has no retry
- * entry to find them by (its schedule is one push).
+ * them: group messages (one push, no entry; a group of 1,000 sends 1,000 acks
+ * per message), messages that reached no device here, and messages whose
+ * entries ended unacknowledged (last attempt made, device disconnected: the
+ * ack may follow the last push or a reconnect). An ack of such a message is
+ * resolved and authorised here without a database read; older ones fall back
+ * to the store. A push with retry entries is acknowledged through them
+ * (src/delivery/retry.ts) and is held here only if they end unanswered.
  */
 
 export interface RecentMessage {

@@ -24,6 +24,8 @@ export interface RetryEntry {
   readonly out: Outbound;
   /** Unknown for a push that arrived over the bus (the ack resolves it from the store). */
   readonly serverId?: bigint;
+  /** The users the message was pushed to (who may acknowledge it): the push's own array, shared by its entries. */
+  readonly inbox?: readonly bigint[];
   readonly schedule: readonly number[];
   /** Index in `schedule` of the next attempt. */
   next: number;
@@ -34,8 +36,18 @@ export interface RetryEntry {
   at: number;
 }
 
+/** Whether a schedule has attempts after the first push (the wheel keeps an entry for it). */
+export const retried = (schedule: readonly number[]): boolean => schedule.length > 1;
+
 /** Sends one attempt; false when the device has no session here any more (the entry is dropped). */
 export type Attempt = (entry: RetryEntry) => boolean;
+
+/**
+ * An entry left the wheel unacknowledged: its last attempt was made, its device had no session for an attempt, or
+ * the device disconnected. Its ack may still come (after the last push, after a reconnect), and the entry is no
+ * longer there to answer it.
+ */
+export type Unanswered = (entry: RetryEntry) => void;
 
 /** user → device → §2.8 id → live entry (nested maps: no key string built per lookup). */
 type DeviceIndex = Map<bigint, Map<string, Map<string, RetryEntry>>>;
@@ -52,6 +64,7 @@ export class RetryWheel {
     private readonly attempt: Attempt,
     private readonly now: () => number,
     private readonly tickMs: number,
+    private readonly unanswered: Unanswered = () => {},
   ) {
     this.#lastSlot = Math.floor(now() / tickMs);
   }
@@ -72,7 +85,7 @@ export class RetryWheel {
    * schedule has no further attempt (C2G: one best-effort push).
    */
   track(entry: Omit<RetryEntry, "next" | "due" | "cancelled" | "slot" | "at">): void {
-    if (entry.schedule.length < 2) return;
+    if (!retried(entry.schedule)) return;
     const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false, slot: 0, at: 0 };
     let devices = this.#byDevice.get(e.userId);
     if (!devices) this.#byDevice.set(e.userId, (devices = new Map()));
@@ -117,7 +130,10 @@ export class RetryWheel {
   /** Drops every entry of a device (it disconnected: what it lacks stays pending in the store). */
   cancelDevice(userId: bigint, deviceId: string): void {
     const devices = this.#byDevice.get(userId);
-    for (const e of devices?.get(deviceId)?.values() ?? []) this.#unslot(e);
+    for (const e of devices?.get(deviceId)?.values() ?? []) {
+      this.#unslot(e);
+      this.unanswered(e);
+    }
     devices?.delete(deviceId);
     if (devices && !devices.size) this.#byDevice.delete(userId);
   }
@@ -174,6 +190,7 @@ export class RetryWheel {
     if (!delivered || e.next >= e.schedule.length) {
       // Last attempt made (or nobody to send to): the message simply stays pending for this device.
       this.cancel(e);
+      this.unanswered(e);
       return;
     }
     this.#schedule(e, now);

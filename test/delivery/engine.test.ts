@@ -329,6 +329,43 @@ for (const kind of storeKinds()) {
       expect(marks).toHaveLength(1);
     });
 
+    test("a push is held among the recent messages only while no retry entry answers for it", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      const b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      const { engine } = rig.delivery;
+      // Answered from memory means answered in the same turn (no promise, no database read).
+      const confirmedAtOnce = (id: string) => {
+        b1.clear();
+        engine.onAck(b1, { type: "C2C", msgId: id, did: "b1" });
+        expect(b1.msgs({ type: "CLIENT_ACK_CONFIRM" }).map((c) => c.id)).toEqual([id]);
+      };
+      const m1 = uplink("C2C", ALICE, BOB);
+      await send(a1, m1);
+      expect(rig.delivery.core.recent.size).toBe(0); // b1's retry entry answers for it
+      confirmedAtOnce(m1.id as string);
+      // The last attempt made and still no ack: the entry ends, the message is held, a late ack is answered at once.
+      const m2 = uplink("C2C", ALICE, BOB);
+      await send(a1, m2);
+      rig.advance(5000);
+      expect(rig.delivery.core.wheel.size).toBe(0);
+      expect(rig.delivery.core.recent.size).toBe(1);
+      confirmedAtOnce(m2.id as string);
+      // A group message has no entry (one push): held at once.
+      await send(a1, uplink("C2G", ALICE, GROUP));
+      expect(rig.delivery.core.recent.size).toBe(2);
+      // A disconnect ends its device's entries: the ack may come after the reconnect.
+      const m3 = uplink("C2C", ALICE, BOB);
+      await send(a1, m3);
+      expect(rig.delivery.core.recent.size).toBe(2);
+      rig.sessions.close(b1);
+      await rig.settle();
+      expect(rig.delivery.core.recent.size).toBe(3);
+      expect(rig.delivery.core.recent.byId(BOB, m3.id as string)?.serverId).toBe((await rows(m3.id as string))[0]!.id);
+      expect(rig.delivery.core.recent.byId(CAROL, m3.id as string)).toBeUndefined(); // not hers to acknowledge
+      await rig.settle();
+    });
+
     test("an ack naming another device is refused and marks nothing", async () => {
       const a1 = rig.sessions.open(ALICE, "a1");
       const b1 = rig.sessions.open(BOB, "b1");

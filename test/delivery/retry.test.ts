@@ -29,6 +29,28 @@ describe("RetryWheel", () => {
     expect(r.wheel.scheduled).toBe(0); // C2C's last attempt made
   });
 
+  test("an entry that ends unacknowledged is handed on; an acknowledged one is not", () => {
+    let clock = 0;
+    const reachable = new Set(["a", "b", "c"]);
+    const ended: string[] = [];
+    const wheel = new RetryWheel((e) => reachable.has(e.deviceId), () => clock, 100, (e) => ended.push(`${e.deviceId} ${e.out.msg.id}`));
+    const push = (deviceId: string, id: string, schedule: readonly number[]) =>
+      wheel.track({ userId: 1n, deviceId, out: new Outbound({ id, type: "C2C", from: 2n, to: 1n, payload: {}, server_ts: 0 }), schedule });
+    push("a", "acked", RETRY_SCHEDULE.C2C);
+    push("a", "last", RETRY_SCHEDULE.C2C);
+    push("b", "gone", RETRY_SCHEDULE.S2C);
+    push("c", "closed", RETRY_SCHEDULE.C2C);
+    push("c", "once", [0]); // no further attempt: never an entry, nothing to hand on
+    wheel.cancel(wheel.find(1n, "a", "acked")!);
+    wheel.cancelDevice(1n, "c"); // its disconnect
+    expect(ended).toEqual(["c closed"]);
+    reachable.delete("b"); // no session for its next attempt
+    clock += RETRY_SCHEDULE.C2C[1]! + 100; // C2C's last attempt, S2C's second
+    wheel.advance();
+    expect(ended.sort()).toEqual(["a last", "b gone", "c closed"]);
+    expect(wheel.size).toBe(0);
+  });
+
   test("a device's disconnect and a push of the same id again empty their places too", () => {
     const r = rig();
     r.push("a", "m1");
