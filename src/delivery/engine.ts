@@ -548,8 +548,8 @@ export class Engine implements DeliveryEngine, Notifier {
     }
     // Acks of a push with retry entries find them; the message joins the recent ones only when no entry answers for
     // it (C2G's single push, no device reached here) or once its entries end unanswered (#unanswered). Holding
-    // every C2C message there kept ~87,000 live objects at a few thousand messages a second and doubled the
-    // collector's pauses (bench/FINDINGS.md, 2026-11-28 fourth).
+    // every C2C message there kept up to ~87,000 of them alive (its bound) and made the collector's pauses 1.5–2
+    // times as long: the half-load tail (bench/FINDINGS.md, 2026-11-28 fourth).
     if (!tracked || !retried(schedule)) {
       this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
     }
