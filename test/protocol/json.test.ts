@@ -38,6 +38,76 @@ describe("JSON codec: exact 64-bit integers", () => {
   });
 });
 
+describe("JSON codec: the exact parse agrees with a reviver reading each literal's source", () => {
+  // The reference: what parseJson did before it scanned (TC39 JSON.parse source text access).
+  const INTEGER = /^-?(?:0|[1-9]\d*)$/;
+  const reviver = (_k: string, v: unknown, ctx?: { source?: string }) =>
+    typeof v === "number" && !Number.isSafeInteger(v) && ctx?.source && INTEGER.test(ctx.source) ? BigInt(ctx.source) : v;
+  const reference = (text: string) => JSON.parse(text, reviver as never) as unknown;
+  const outcome = (f: () => unknown) => {
+    try {
+      return { ok: true, value: f() };
+    } catch (e) {
+      return { ok: false, error: (e as Error).constructor.name };
+    }
+  };
+  const agrees = (text: string) => expect(outcome(() => parseJson(text))).toEqual(outcome(() => reference(text)));
+
+  const big = fc.oneof(
+    fc.bigInt({ min: -(1n << 63n), max: (1n << 64n) - 1n }),
+    fc.bigInt({ min: (1n << 53n) - 3n, max: (1n << 53n) + 3n }),
+    fc.constantFrom(9007199254740993n, -9007199254740993n, 1152921504606846977n, 1152921504606846979n),
+  );
+  const value = fc.letrec((tie) => ({
+    v: fc.oneof(
+      { depthSize: "small" },
+      big,
+      fc.jsonValue({ maxDepth: 1 }),
+      fc.constantFrom(1e20, 12345678901234567.5, -0, 1.5e300, 9007199254740992),
+      fc.stringMatching(/^[\d:,\[\]{}"\\ -]{0,24}$/),
+      fc.array(tie("v"), { maxLength: 4 }),
+      fc.dictionary(fc.oneof(fc.string({ maxLength: 3 }), fc.constantFrom("__proto__", "0", "12", "from")), tie("v"), { maxKeys: 4 }),
+    ),
+  })).v;
+
+  test("property: any value written with exact ids, compact or spaced, parses as the reference parses it", () => {
+    fc.assert(
+      fc.property(value, fc.boolean(), (v, spaced) => {
+        const text = stringifyJson(v);
+        agrees(text);
+        if (spaced) agrees(text.replace(/([,:[{])/g, "$1 \n\t"));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  test("property: arbitrary text of JSON's characters fails or parses as the reference does", () => {
+    const piece = fc.constantFrom("{", "}", "[", "]", ",", ":", '"a"', '"\\""', " ", "12345678901234567890", "-9007199254740993", "0012345678901234567", "1e20", ".5", "true", "null");
+    fc.assert(fc.property(fc.array(piece, { maxLength: 12 }), (ps) => agrees(ps.join(""))), { numRuns: 2000 });
+  });
+
+  test.each([
+    '{"from":1152921504606846977,"to":1152921504606846979}',
+    '{"__proto__":12345678901234567890,"x":[9007199254740993,{"y":-9007199254740993}]}',
+    '{"a":12345678901234567890,"a":98765432109876543210,"b":9007199254740993}',
+    "[9007199254740993,9007199254740993,9007199254740992]",
+    '{12345678901234567890:1}',
+    '{"a":1,12345678901234567890:2}',
+    '{"a":0012345678901234567}',
+    '{"a":12345678901234567890x}',
+    '{"s":"12345678901234567890","n":12345678901234567890}',
+    '{"s":"a\\"12345678901234567890","n":1}',
+    "12345678901234567890",
+    "12345678901234567890.0",
+  ])("%s", (text) => agrees(text));
+
+  test("an own __proto__ member stays data", () => {
+    const v = parseJson('{"__proto__":12345678901234567890}') as Record<string, unknown>;
+    expect(Object.getPrototypeOf(v)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(v, "__proto__")?.value).toBe(12345678901234567890n);
+  });
+});
+
 describe("JSON codec: edges", () => {
   test("a long digit run inside a string stays a string", () => {
     expect(parseJson('{"s":"[1234567890123456789]"}')).toEqual({ s: "[1234567890123456789]" });
