@@ -17,9 +17,12 @@ export const E2EE_ENTRY = join(ROOT, "src/client/e2ee/index.ts");
 /** The minified browser bundle must stay below this (bytes). */
 export const BROWSER_BUDGET = 30_000;
 
+/** The browser build's constants: its JSON parse keeps the compact reviver (src/protocol/json.ts). */
+const BROWSER_DEFINES = { IBIS_COMPACT_JSON: "true" };
+
 /** The minified browser bundle in memory (the size the budget is about). */
 export async function browserBundle(): Promise<string> {
-  const r = await Bun.build({ entrypoints: [SDK_ENTRY], target: "browser", format: "esm", minify: true });
+  const r = await Bun.build({ entrypoints: [SDK_ENTRY], target: "browser", format: "esm", minify: true, define: BROWSER_DEFINES });
   if (!r.success) throw new AggregateError(r.logs, "browser build failed");
   return r.outputs[0]!.text();
 }
@@ -27,7 +30,15 @@ export async function browserBundle(): Promise<string> {
 async function build(out: string): Promise<void> {
   rmSync(out, { recursive: true, force: true });
   for (const [target, minify] of [["browser", true], ["bun", false]] as const) {
-    const r = await Bun.build({ entrypoints: [SDK_ENTRY, E2EE_ENTRY], target, format: "esm", minify, outdir: join(out, target), sourcemap: "linked" });
+    const r = await Bun.build({
+      entrypoints: [SDK_ENTRY, E2EE_ENTRY],
+      target,
+      format: "esm",
+      minify,
+      outdir: join(out, target),
+      sourcemap: "linked",
+      ...(target === "browser" ? { define: BROWSER_DEFINES } : {}),
+    });
     if (!r.success) throw new AggregateError(r.logs, `${target} build failed`);
   }
   const tsc = Bun.spawnSync(["bunx", "tsc", "-p", "tsconfig.client.json", "--outDir", join(out, "types")], { cwd: ROOT, stdout: "inherit", stderr: "inherit" });
