@@ -15,7 +15,7 @@ declare global {
 }
 
 // A number literal of 16+ digits at the start or right after `:`, `[` or `,`.
-// A match inside a string only costs the slower reviver path, never correctness.
+// A match inside a string only costs the scan (parseExact), never correctness.
 const LONG_NUMBER = /(?:^|[:[,])\s*-?\d{16}/;
 /** A JSON integer literal (no leading zero, no fraction, no exponent). */
 const INTEGER = /^-?(?:0|[1-9]\d*)$/;
