@@ -7,20 +7,17 @@
  *   bun bench/json-exact.ts
  */
 import { heapStats } from "bun:jsc";
-import { parseJson } from "../src/protocol/json.ts";
+import { exactReviver, parseJson } from "../src/protocol/json.ts";
 
 const text =
   `{"id":"C2C.425711869116481537.1795854123043.bench","type":"C2C","from":1152921504606846977,` +
   `"to":1152921504606846979,"payload":{"text":"${"x".repeat(64)}"},"msg_type":"text"}`;
-const INTEGER = /^-?(?:0|[1-9]\d*)$/;
-const reviver = (_k: string, v: unknown, ctx?: { source?: string }) =>
-  typeof v === "number" && !Number.isSafeInteger(v) && ctx?.source && INTEGER.test(ctx.source) ? BigInt(ctx.source) : v;
 
 const N = 200_000;
 const cells = () => Object.values(heapStats().objectTypeCounts).reduce((a, b) => a + b, 0);
 for (const [label, parse] of [
   ["parseJson (exact ids)", () => parseJson(text, 64)],
-  ["reviver (exact ids)", () => JSON.parse(text, reviver as never)],
+  ["reviver (exact ids)", () => JSON.parse(text, exactReviver as never)],
   ["JSON.parse (ids rounded)", () => JSON.parse(text)],
 ] as const) {
   for (let i = 0; i < 20_000; i++) parse();

@@ -31,7 +31,7 @@ import {
   type SocialGraph,
 } from "./ports.ts";
 import { RecentMessages } from "./recent.ts";
-import { RETRY_SCHEDULE, retried, RetryWheel, type RetryEntry } from "./retry.ts";
+import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route, routeNow, type Route, type Routed } from "./route.ts";
 import { validateUplink } from "./validate.ts";
 import { toRow } from "./wire.ts";
@@ -542,15 +542,14 @@ export class Engine implements DeliveryEngine, Notifier {
       for (const s of this.d.sessions.sessionsOf(userId)) {
         if (sameDevice(s, except) || this.#retired.has(s.connId)) continue;
         if (s.send(out) === "closed") continue;
-        this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule, inbox: users });
-        tracked = true;
+        if (this.wheel.track({ userId, deviceId: s.deviceId, out, serverId, schedule, inbox: users })) tracked = true;
       }
     }
     // Acks of a push with retry entries find them; the message joins the recent ones only when no entry answers for
     // it (C2G's single push, no device reached here) or once its entries end unanswered (#unanswered). Holding
     // every C2C message there kept up to ~87,000 of them alive (its bound) and made the collector's pauses 1.5–2
     // times as long: the half-load tail (bench/FINDINGS.md, 2026-11-28 fourth).
-    if (!tracked || !retried(schedule)) {
+    if (!tracked) {
       this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
     }
     if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId, seq));
@@ -591,11 +590,10 @@ export class Engine implements DeliveryEngine, Notifier {
         let tracked = false;
         for (const [s, outcome] of sent) {
           if (outcome === "closed" || this.#retired.has(s.connId)) continue;
-          this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId, inbox } : {}) });
-          tracked = true;
+          if (this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId, inbox } : {}) })) tracked = true;
         }
         // As for a local push (#push): held among the recent ones only when no retry entry answers for it.
-        if (serverId !== undefined && (!tracked || !retried(schedule))) {
+        if (serverId !== undefined && !tracked) {
           const m = out.msg;
           const at = seq !== undefined ? { conv: m.to, seq } : {};
           this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: inbox!, ...at });

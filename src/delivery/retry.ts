@@ -36,9 +36,6 @@ export interface RetryEntry {
   at: number;
 }
 
-/** Whether a schedule has attempts after the first push (the wheel keeps an entry for it). */
-export const retried = (schedule: readonly number[]): boolean => schedule.length > 1;
-
 /** Sends one attempt; false when the device has no session here any more (the entry is dropped). */
 export type Attempt = (entry: RetryEntry) => boolean;
 
@@ -81,11 +78,11 @@ export class RetryWheel {
   }
 
   /**
-   * Tracks a push whose first attempt was just made. Nothing is kept when the
+   * Tracks a push whose first attempt was just made; whether an entry is kept. Nothing is kept when the
    * schedule has no further attempt (C2G: one best-effort push).
    */
-  track(entry: Omit<RetryEntry, "next" | "due" | "cancelled" | "slot" | "at">): void {
-    if (!retried(entry.schedule)) return;
+  track(entry: Omit<RetryEntry, "next" | "due" | "cancelled" | "slot" | "at">): boolean {
+    if (entry.schedule.length < 2) return false;
     const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false, slot: 0, at: 0 };
     let devices = this.#byDevice.get(e.userId);
     if (!devices) this.#byDevice.set(e.userId, (devices = new Map()));
@@ -95,6 +92,7 @@ export class RetryWheel {
     if (prior) this.#unslot(prior);
     device.set(e.out.msg.id, e);
     this.#schedule(e, this.now());
+    return true;
   }
 
   /** The live entry for a device and §2.8 id, if any. */

@@ -28,7 +28,11 @@ declare const IBIS_COMPACT_JSON: boolean | undefined;
 // Read once: `typeof` of an undeclared global is a lookup on every call.
 const COMPACT = typeof IBIS_COMPACT_JSON !== "undefined" && IBIS_COMPACT_JSON;
 
-function exactReviver(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
+/**
+ * Exact ids by a reviver reading each literal's source (TC39 JSON.parse source text access): the browser build's
+ * parse, and the reference the tests hold `parseExact` to.
+ */
+export function exactReviver(this: unknown, _key: string, value: unknown, context?: { source?: string }): unknown {
   if (typeof value === "number" && !Number.isSafeInteger(value) && context?.source && INTEGER.test(context.source)) {
     return BigInt(context.source);
   }
