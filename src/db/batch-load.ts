@@ -1,10 +1,10 @@
 import type { Store } from "./store.ts";
 
 /**
- * Loads by key in batches, one query in flight: keys asked for while a query
- * runs form the next one (a lone caller waits only for its own query; a
- * reconnect storm costs a few statements, not one per connection). Equal keys
- * asked for at once share one slot.
+ * Loads by key in batches, one query in flight (or `depth`): keys asked for
+ * while the queries run form the next one (a lone caller waits only for its
+ * own query; a reconnect storm costs a few statements, not one per
+ * connection). Equal keys asked for at once share one slot.
  *
  * With `gather` (the embedded store, `inThread`, and reads off a handshake's
  * path on either store), the first query starts on the
@@ -15,8 +15,11 @@ import type { Store } from "./store.ts";
  */
 export class BatchLoader<K, V> {
   /** Keys waiting for the next query, each with every caller that asked. */
-  #next = new Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]>();
-  #busy = false;
+  #next = new Map<K, Waiter<V>[]>();
+  /** Queries running. */
+  #inflight = 0;
+  /** A gathered first query is due on the next macrotask. */
+  #scheduled = false;
   /** Queries made so far (tests, metrics). */
   queries = 0;
 
@@ -27,6 +30,12 @@ export class BatchLoader<K, V> {
     private readonly maxBatch = 1000,
     /** Start the first query on the next macrotask (read at the first load). */
     private readonly gather: () => boolean = () => false,
+    /**
+     * Queries in flight at most. One keeps a storm to few statements; a loader
+     * on a handshake's path takes a few, so a key asked for while a query runs
+     * need not wait for it to end first (bench/FINDINGS.md, issue 19).
+     */
+    private readonly depth = 1,
   ) {}
 
   load(key: K): Promise<V> {
@@ -34,41 +43,58 @@ export class BatchLoader<K, V> {
       const waiters = this.#next.get(key);
       if (waiters) waiters.push({ resolve, reject });
       else this.#next.set(key, [{ resolve, reject }]);
-      if (this.#busy) return;
-      this.#busy = true;
-      if (this.gather()) setImmediate(() => void this.#drain());
-      else void this.#drain();
+      if (this.#scheduled || this.#inflight >= this.depth) return; // a query that ends starts the next
+      if (this.#inflight === 0 && this.gather()) {
+        this.#scheduled = true;
+        setImmediate(() => {
+          this.#scheduled = false;
+          this.#pump();
+        });
+      } else this.#pump();
     });
   }
 
-  async #drain(): Promise<void> {
-    try {
-      while (this.#next.size) {
-        const batch = this.#take();
-        this.queries++;
-        try {
-          const found = await this.loadMany([...batch.keys()]);
+  /** Starts queries of the waiting keys while there is room in flight. */
+  #pump(): void {
+    while (this.#next.size && this.#inflight < this.depth) {
+      const batch = this.#take();
+      this.queries++;
+      this.#inflight++;
+      let found: Promise<ReadonlyMap<K, V>>;
+      try {
+        found = this.loadMany([...batch.keys()]);
+      } catch (err) {
+        found = Promise.reject(err);
+      }
+      found.then(
+        (values) => {
           for (const [key, waiters] of batch) {
-            const v = found.has(key) ? found.get(key)! : this.missing;
+            const v = values.has(key) ? values.get(key)! : this.missing;
             for (const w of waiters) w.resolve(v);
           }
-        } catch (err) {
+          this.#done();
+        },
+        (err: unknown) => {
           for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
-        }
-      }
-    } finally {
-      this.#busy = false;
+          this.#done();
+        },
+      );
     }
   }
 
+  #done(): void {
+    this.#inflight--;
+    this.#pump();
+  }
+
   /** Up to maxBatch waiting keys, oldest first. */
-  #take(): Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]> {
+  #take(): Map<K, Waiter<V>[]> {
     if (this.#next.size <= this.maxBatch) {
       const all = this.#next;
       this.#next = new Map();
       return all;
     }
-    const batch = new Map<K, { resolve: (v: V) => void; reject: (e: unknown) => void }[]>();
+    const batch = new Map<K, Waiter<V>[]>();
     for (const [key, waiters] of this.#next) {
       batch.set(key, waiters);
       this.#next.delete(key);
@@ -76,6 +102,11 @@ export class BatchLoader<K, V> {
     }
     return batch;
   }
+}
+
+interface Waiter<V> {
+  resolve(v: V): void;
+  reject(e: unknown): void;
 }
 
 /** A store whose queries run in the caller's thread (PGlite): its loaders gather a turn's keys first. */

@@ -69,4 +69,48 @@ describe("BatchLoader", () => {
     expect(await Promise.all(first)).toEqual([1, 2, 3]);
     expect(calls).toEqual([[1, 2, 3]]);
   });
+
+  test("depth: keys asked while queries run go out beside them, up to depth in flight; the rest form the next batch", async () => {
+    const calls: number[][] = [];
+    const gates: (() => void)[] = [];
+    const loader = new BatchLoader<number, number>(
+      async (keys) => {
+        calls.push(keys);
+        await new Promise<void>((r) => gates.push(r));
+        return new Map(keys.map((k) => [k, k * 2]));
+      },
+      -1,
+      1000,
+      () => false,
+      2,
+    );
+    const a = loader.load(1);
+    const b = loader.load(2); // beside the first: depth 2
+    const rest = [3, 4, 3].map((k) => loader.load(k)); // both slots taken: these wait, together
+    expect(calls).toEqual([[1], [2]]);
+    gates[1]!(); // the second ends first: the waiting keys take its slot at once
+    expect(await b).toBe(4);
+    expect(calls).toEqual([[1], [2], [3, 4]]);
+    gates[2]!();
+    expect(await Promise.all(rest)).toEqual([6, 8, 6]);
+    gates[0]!();
+    expect(await a).toBe(2);
+    expect(loader.queries).toBe(3);
+  });
+
+  test("depth: a loader that throws at once rejects its callers and keeps its slot count", async () => {
+    let n = 0;
+    const loader = new BatchLoader<number, number>(
+      ((keys: number[]) => {
+        if (n++ === 0) throw new Error("sync failure");
+        return Promise.resolve(new Map(keys.map((k) => [k, k])));
+      }) as (keys: number[]) => Promise<ReadonlyMap<number, number>>,
+      -1,
+      1000,
+      () => false,
+      1,
+    );
+    expect(await loader.load(1).catch((e: Error) => e.message)).toBe("sync failure");
+    expect(await loader.load(2)).toBe(2); // the failed query freed its slot
+  });
 });

@@ -93,6 +93,39 @@ describe("the check behind every token (AccountLiveness)", () => {
     expect(l.size).toBe(0);
   });
 
+  test("with a depth (PostgreSQL), checks asked while queries run go out beside them; the rest wait together", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n, 2n, 3n, 4n, 5n]);
+    const l = new AccountLiveness(src, 30_000, () => 0, undefined, 3);
+    const firsts = [isActive(l, 1n), isActive(l, 2n), isActive(l, 3n)];
+    const later = [isActive(l, 4n), isActive(l, 5n)];
+    expect(src.asked).toEqual([[1n], [2n], [3n]]);
+    await src.answer();
+    expect(src.asked).toEqual([[1n], [2n], [3n], [4n, 5n]]); // the freed slot takes every waiting check
+    await src.answer();
+    await src.answer();
+    await src.answer();
+    expect(await Promise.all([...firsts, ...later])).toEqual([true, true, true, true, true]);
+    expect(l.size).toBe(5);
+  });
+
+  test("with a depth, a query started before a revocation stays out of the memory while one started after it counts", async () => {
+    const src = new ManualSource();
+    src.live = new Set([1n]);
+    const l = new AccountLiveness(src, 30_000, () => 0, undefined, 3);
+    const before = l.check(1n, "d", 0);
+    src.gens.set("1/d", 1); // signed out: generation 1 now
+    l.forget(1n);
+    const after = l.check(1n, "d", 0);
+    expect(src.asked).toEqual([[1n], [1n]]); // the second did not join the query in flight
+    await src.answer();
+    await src.answer();
+    expect(await before).toBe("revoked");
+    expect(await after).toBe("revoked");
+    expect(l.known(1n, "d", 0)).toBe("revoked"); // remembered from the query after the revocation only
+    expect(l.known(1n, "d", 1)).toBe("ok");
+  });
+
   test("a failed query rejects its handshakes; the next ones query again", async () => {
     const src = new ManualSource();
     src.live = new Set([1n]);

@@ -36,6 +36,13 @@ export const SUSPENDED = "account suspended";
  */
 export const LIVENESS_TTL_MS = 30_000;
 
+/**
+ * Session checks in flight at once on PostgreSQL: a handshake arriving while one runs goes out beside it instead of
+ * waiting for it to end (handshakes/s in `bench connections` ~0.75× → ~0.78× raw, bench/FINDINGS.md 2026-11-28 fifth).
+ * PGlite runs one statement at a time in the node's thread: one.
+ */
+const LIVENESS_DEPTH = 3;
+
 /** Users and their devices (spec §2.10): sign-up, login, liveness. No transport here. */
 export class Accounts {
   /** The check behind every token (REST and handshake): batched, remembered briefly (liveness.ts). */
@@ -53,7 +60,7 @@ export class Accounts {
   ) {
     this.db = store.db;
     this.sessions = new DeviceSessions(store, tokens, now);
-    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now, inThread(store));
+    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now, inThread(store), store.kind === "postgres" ? LIVENESS_DEPTH : 1);
   }
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {

@@ -3,9 +3,9 @@
  * docs/websocket.md "Account check"): does the account still exist, is it not
  * suspended, and is the token of its device session's current generation (not
  * signed out, not revoked)? Answers from a short-lived per-node memory of
- * sessions found live; the others are read in batches, one query in flight,
- * the checks arriving meanwhile forming the next batch (a lone check waits
- * for nothing but its own query).
+ * sessions found live; the others are read in batches, a few queries in
+ * flight on PostgreSQL (one on PGlite), the checks arriving meanwhile forming
+ * the next batch (a lone check waits for nothing but its own query).
  *
  * Only "live, generation g" is remembered, never "gone" or "suspended". Every
  * revocation drops the user's entries at once on the node that made it
@@ -67,6 +67,8 @@ export class AccountLiveness {
     private readonly now: () => number,
     /** The store runs queries in this thread (PGlite): gather a turn's handshakes into one query (BatchLoader). */
     gather?: () => boolean,
+    /** Queries in flight at most (BatchLoader `depth`). */
+    depth = 1,
   ) {
     this.#rotatedAt = now();
     this.#loader = new BatchLoader(
@@ -77,6 +79,7 @@ export class AccountLiveness {
       "gone",
       BATCH_MAX,
       gather,
+      depth,
     );
   }
 
