@@ -66,16 +66,23 @@ export class BatchLoader<K, V> {
       } catch (err) {
         found = Promise.reject(err);
       }
+      const fail = (err: unknown) => {
+        for (const waiters of batch.values()) for (const w of waiters) w.reject(err); // a no-op for those answered
+      };
       found.then(
         (values) => {
-          for (const [key, waiters] of batch) {
-            const v = values.has(key) ? values.get(key)! : this.missing;
-            for (const w of waiters) w.resolve(v);
+          try {
+            for (const [key, waiters] of batch) {
+              const v = values.has(key) ? values.get(key)! : this.missing;
+              for (const w of waiters) w.resolve(v);
+            }
+          } catch (err) {
+            fail(err); // an answer that was no map: nobody is left waiting, and the slot frees
           }
           this.#done();
         },
         (err: unknown) => {
-          for (const waiters of batch.values()) for (const w of waiters) w.reject(err);
+          fail(err);
           this.#done();
         },
       );

@@ -113,4 +113,14 @@ describe("BatchLoader", () => {
     expect(await loader.load(1).catch((e: Error) => e.message)).toBe("sync failure");
     expect(await loader.load(2)).toBe(2); // the failed query freed its slot
   });
+
+  test("an answer that is no map rejects its callers and frees the slot", async () => {
+    let n = 0;
+    const loader = new BatchLoader<number, number>(
+      (keys) => Promise.resolve((n++ === 0 ? undefined : new Map(keys.map((k) => [k, k]))) as unknown as ReadonlyMap<number, number>),
+      -1,
+    );
+    expect(await loader.load(1).then(() => "answered", () => "rejected")).toBe("rejected");
+    expect(await loader.load(2)).toBe(2);
+  });
 });
