@@ -18,7 +18,7 @@ import { friendPairs, ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.t
 import { Histogram } from "./lib/hist.ts";
 import { measure, type ClientResult, type Round } from "./lib/measure.ts";
 import { runClients, type RunningServer } from "./lib/proc.ts";
-import { alternate, medianRound, ratios } from "./lib/rounds.ts";
+import { alternate, medianRound, ratios, smallStreamOf } from "./lib/rounds.ts";
 import { baseline, common, finish, nodePeer, scenarioMain } from "./lib/scenario.ts";
 import { round, sum } from "./lib/stats.ts";
 import { frame, getSeq, HEADER, pingFrame, setSeq, T } from "./lib/wire.ts";
@@ -83,7 +83,7 @@ await scenarioMain(async (cleanup) => {
     const smallPairs = P.smallRate > 0 ? await friendPairs(h, P.smallPairs, false) : undefined;
     const text = P.mib * MiB - 512; // the §2.8 JSON around it stays inside the frame's payload limit
     // The concurrent small stream: 64 B C2C between other friends, open loop, from the start of the round.
-    const smallStream = async (): Promise<Record<string, number>> => {
+    const smallStream = async (): Promise<Record<string, unknown>> => {
       if (!smallPairs) return {};
       const [r] = await runClients<ClientResult>(
         "bench/load/c2c.ts",
@@ -100,6 +100,7 @@ await scenarioMain(async (cleanup) => {
         small_p99_ms: round(l.p99_us / 1000, 2),
         small_max_ms: round(l.max_us / 1000, 2),
         ...(ack ? { small_ack_p99_ms: round(ack.p99_us / 1000, 2) } : {}),
+        ...(r?.hist ? { small_hist: r.hist } : {}),
       };
     };
     targets.push({
@@ -156,14 +157,16 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "fresh MiB per frame", "client CPU %", `small C2C p99 ms (${P.smallRate}/s alongside)`, "its SERVER_ACK p99 ms"],
+        columns: [
+          "server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "fresh MiB per frame", "client CPU %",
+          `small C2C p99 ms (${P.smallRate}/s alongside; every round's messages)`, "small C2C p99 ms per round", "its SERVER_ACK p99 ms (median round)",
+        ],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
-          const small = m.clients[0]?.small_p99_ms;
-          const ack = m.clients[0]?.small_ack_p99_ms;
+          const small = smallStreamOf(rounds[t.name]!);
           return [
             t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct,
-            round(m.server_rss_kb / 1024, 1), freshMibPerFrame(m), m.client_cpu_pct, small === undefined ? "" : Number(small), ack === undefined ? "" : Number(ack),
+            round(m.server_rss_kb / 1024, 1), freshMibPerFrame(m), m.client_cpu_pct, small?.p99 ?? "", small?.perRound ?? "", small?.ackP99 ?? "",
           ];
         }),
       },
@@ -176,3 +179,4 @@ await scenarioMain(async (cleanup) => {
   const broken = Object.entries(checks).filter(([, x]) => !x.ok);
   if (broken.length) throw new Error(`frame-limit check failed: ${broken.map(([n, x]) => `${n}: ${x.detail}`).join("; ")}`);
 });
+

@@ -1,5 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { alternate, medianRound, ratios } from "./rounds.ts";
+import { Histogram } from "./hist.ts";
+import type { Round } from "./measure.ts";
+import { alternate, medianRound, ratios, smallStreamOf } from "./rounds.ts";
 
 describe("rounds", () => {
   test("alternates baseline and subject, and a failing Ibis side becomes a note", async () => {
@@ -29,5 +31,23 @@ describe("rounds", () => {
     expect(r.ibis!.ratio).toBe(0.6);
     expect(r.ibis!.ratio_of_medians).toBe(0.5);
     expect(medianRound([{ v: 3 }, { v: 1 }, { v: 2 }], (x) => x.v)).toEqual({ v: 2 });
+  });
+
+  test("the small stream's p99 is over every round's messages, not the round of median MB/s", () => {
+    // Three rounds of 200 small messages: two with a slow tail of 5 at 40 ms, the median-MB/s one without.
+    const round = (mbps: number, slow: number): Round => {
+      const h = new Histogram();
+      for (let i = 0; i < 200 - slow; i++) h.record(2_000);
+      for (let i = 0; i < slow; i++) h.record(40_000);
+      const own = h.summary().p99_us / 1000;
+      return { clients: [{ mb_per_s: mbps, small_p99_ms: own, small_ack_p99_ms: own - 1, small_hist: h.snapshot() }] } as unknown as Round;
+    };
+    const rounds = [round(100, 5), round(120, 0), round(140, 5)];
+    expect(medianRound(rounds, (r) => Number(r.clients[0]!.mb_per_s)).clients[0]!.small_p99_ms).toBeLessThan(3);
+    const s = smallStreamOf(rounds)!;
+    expect(s.p99).toBeGreaterThan(35); // 10 of 600 messages at 40 ms: over 1 %
+    expect(s.perRound.split(" / ")).toHaveLength(3);
+    expect(s.ackP99).toBeGreaterThan(35); // the median of the rounds' own
+    expect(smallStreamOf([{ clients: [{ mb_per_s: 1 }] } as unknown as Round])).toBeUndefined();
   });
 });

@@ -1,3 +1,5 @@
+import { Histogram, type HistSnapshot } from "./hist.ts";
+import type { Round } from "./measure.ts";
 import { median, round } from "./stats.ts";
 
 /**
@@ -80,4 +82,21 @@ export function ratios<R>(byName: Record<string, R[]>, baseline: string, metric:
 export function medianRound<R>(rs: readonly R[], metric: (r: R) => number): R {
   const sorted = [...rs].sort((a, b) => metric(a) - metric(b));
   return sorted[(sorted.length - 1) >> 1]!;
+}
+
+/**
+ * The small stream beside the large messages, over every round: its p99 from all rounds' messages together (a
+ * round has ~200 of them, so one round's p99 is its second-worst message, and the round of median MB/s need not
+ * be a median round for the small stream), each round's own p99, and the median round's SERVER_ACK p99.
+ */
+export function smallStreamOf(rounds: readonly Round[]): { p99: number; perRound: string; ackP99: number | "" } | undefined {
+  const results = rounds.map((r) => r.clients[0]).filter((x) => x?.small_p99_ms !== undefined);
+  if (!results.length) return undefined;
+  const hists = results.flatMap((x) => (x!.small_hist ? [x!.small_hist as HistSnapshot] : []));
+  const acks = results.flatMap((x) => (x!.small_ack_p99_ms === undefined ? [] : [Number(x!.small_ack_p99_ms)]));
+  return {
+    p99: hists.length ? round(Histogram.from(hists).summary().p99_us / 1000, 2) : Number(results[0]!.small_p99_ms),
+    perRound: results.map((x) => Number(x!.small_p99_ms)).join(" / "),
+    ackP99: acks.length ? median(acks) : "",
+  };
 }
