@@ -179,4 +179,3 @@ await scenarioMain(async (cleanup) => {
   const broken = Object.entries(checks).filter(([, x]) => !x.ok);
   if (broken.length) throw new Error(`frame-limit check failed: ${broken.map(([n, x]) => `${n}: ${x.detail}`).join("; ")}`);
 });
-

@@ -60,7 +60,8 @@ export class Accounts {
   ) {
     this.db = store.db;
     this.sessions = new DeviceSessions(store, tokens, now);
-    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now, inThread(store), store.kind === "postgres" ? LIVENESS_DEPTH : 1);
+    const depth = store.kind === "postgres" ? LIVENESS_DEPTH : 1;
+    this.liveness = new AccountLiveness(this.sessions, LIVENESS_TTL_MS, now, inThread(store), depth);
   }
 
   async signup(input: { account: string; pwd: string; nickname?: string | undefined }, device: Device): Promise<Result<Account>> {
