@@ -126,6 +126,28 @@ describe("the check behind every token (AccountLiveness)", () => {
     expect(l.known(1n, "d", 1)).toBe("ok");
   });
 
+  test("with a depth, a query that read an older generation and ends last does not put it back", async () => {
+    // Each query reads the generation when it starts; the test ends them in the order it chooses.
+    let gen = 0;
+    const ends: (() => void)[] = [];
+    const src: LivenessSource = {
+      sessionsAmong(keys) {
+        const read = keys.map((): SessionFact => gen);
+        return new Promise((resolve) => ends.push(() => resolve(read)));
+      },
+    };
+    const l = new AccountLiveness(src, 30_000, () => 0, undefined, 3);
+    const old = l.check(1n, "d", 0); // reads generation 0
+    gen = 1; // signed out elsewhere; this node's invalidation has not come yet
+    const fresh = l.check(1n, "d", 1); // reads generation 1, beside the first
+    ends[1]!();
+    expect(await fresh).toBe("ok");
+    ends[0]!();
+    expect(await old).toBe("ok"); // its own answer, read before the sign-out
+    expect(l.known(1n, "d", 0)).toBe("revoked"); // the memory kept generation 1
+    expect(l.known(1n, "d", 1)).toBe("ok");
+  });
+
   test("a failed query rejects its handshakes; the next ones query again", async () => {
     const src = new ManualSource();
     src.live = new Set([1n]);

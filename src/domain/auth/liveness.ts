@@ -124,6 +124,10 @@ export class AccountLiveness {
   }
 
   #remember(userId: bigint, deviceId: string, gen: number): void {
+    // Generations only grow (a revocation bumps one; no row goes back): of queries in flight together, one that
+    // read before a revocation and ended after a later one does not put the older generation back.
+    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+    if (known !== undefined && known > gen) return;
     let devices = this.#current.get(userId);
     if (!devices) this.#current.set(userId, (devices = new Map()));
     devices.set(deviceId, gen);
