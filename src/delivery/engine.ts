@@ -30,7 +30,7 @@ import {
   type SessionRegistry,
   type SocialGraph,
 } from "./ports.ts";
-import { RecentMessages } from "./recent.ts";
+import { RecentMessages, type RecentMessage } from "./recent.ts";
 import { RETRY_SCHEDULE, RetryWheel, type RetryEntry } from "./retry.ts";
 import { route, routeNow, type Route, type Routed } from "./route.ts";
 import { validateUplink } from "./validate.ts";
@@ -550,7 +550,7 @@ export class Engine implements DeliveryEngine, Notifier {
     // every C2C message there kept up to ~87,000 of them alive (its bound) and made the collector's pauses 1.5–2
     // times as long: the half-load tail (bench/FINDINGS.md, 2026-11-28 fourth).
     if (!tracked) {
-      this.recent.remember({ id: msg.id, serverId, chatType: msg.type, inbox: users, ...(seq !== undefined ? { conv: msg.to, seq } : {}) });
+      this.recent.remember(recentOf(msg, serverId, users, seq));
     }
     if (this.d.cluster) this.#track(this.#pushRemote(msg, users, except, serverId, seq));
   }
@@ -593,11 +593,7 @@ export class Engine implements DeliveryEngine, Notifier {
           if (this.wheel.track({ userId: s.userId, deviceId: s.deviceId, out, schedule, ...(serverId !== undefined ? { serverId, inbox } : {}) })) tracked = true;
         }
         // As for a local push (#push): held among the recent ones only when no retry entry answers for it.
-        if (serverId !== undefined && !tracked) {
-          const m = out.msg;
-          const at = seq !== undefined ? { conv: m.to, seq } : {};
-          this.recent.remember({ id: m.id, serverId, chatType: m.type, inbox: inbox!, ...at });
-        }
+        if (serverId !== undefined && !tracked) this.recent.remember(recentOf(out.msg, serverId, inbox!, seq));
         return;
       }
       case "kick":
@@ -629,8 +625,7 @@ export class Engine implements DeliveryEngine, Notifier {
    */
   #unanswered(e: RetryEntry): void {
     if (e.serverId === undefined || e.inbox === undefined) return;
-    const m = e.out.msg;
-    this.recent.remember({ id: m.id, serverId: e.serverId, chatType: m.type, inbox: e.inbox });
+    this.recent.remember(recentOf(e.out.msg, e.serverId, e.inbox));
   }
 
   #attempt(e: RetryEntry): boolean {
@@ -733,6 +728,10 @@ export class Engine implements DeliveryEngine, Notifier {
     this.#push(msg, [userId], undefined, serverId);
   }
 }
+
+/** A pushed message as the recent ones hold it (a timeline message with its group and number). */
+const recentOf = (m: ImMessage, serverId: bigint, inbox: readonly bigint[], seq?: bigint): RecentMessage =>
+  seq !== undefined ? { id: m.id, serverId, chatType: m.type, inbox, conv: m.to, seq } : { id: m.id, serverId, chatType: m.type, inbox };
 
 /** What an acknowledgement resolved to: an inbox message, or (with `conv`, `seq`) a timeline entry. */
 type Target = Pick<AckTarget, "serverId" | "conv" | "seq">;

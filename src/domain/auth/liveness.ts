@@ -102,7 +102,7 @@ export class AccountLiveness {
    */
   known(userId: bigint, deviceId: string, gen: number): "ok" | "revoked" | undefined {
     this.#rotate();
-    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+    const known = this.#generation(userId, deviceId);
     if (known === gen) return "ok";
     // An older token is revoked; a newer one means this memory is behind (a revocation's invalidation still on its way).
     if (known !== undefined && gen < known) return "revoked";
@@ -123,10 +123,15 @@ export class AccountLiveness {
     return n;
   }
 
+  /** The generation remembered for a session, the younger memory first. */
+  #generation(userId: bigint, deviceId: string): number | undefined {
+    return this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+  }
+
   #remember(userId: bigint, deviceId: string, gen: number): void {
     // Generations only grow (a revocation bumps one; no row goes back): of queries in flight together, one that
     // read before a revocation and ended after a later one does not put the older generation back.
-    const known = this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+    const known = this.#generation(userId, deviceId);
     if (known !== undefined && known > gen) return;
     let devices = this.#current.get(userId);
     if (!devices) this.#current.set(userId, (devices = new Map()));
