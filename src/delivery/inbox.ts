@@ -420,15 +420,18 @@ export class InboxReader {
 
   /**
    * Compaction: moves each device's floor up to its oldest unacknowledged
-   * message, but never past `settledMs` (a message minted before that is
+   * message, its groups' timeline entries included (the floor bounds those
+   * too), but never past `settledMs` (a message minted before that is
    * committed by now, so none can appear below the floor later), then drops the
    * marks below the floors. Keeps the pending-set scans short.
    */
   async compact(settledMs: number): Promise<void> {
     const safe = idFloorForTime(settledMs);
+    const [u, d, floor] = [sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`];
     await this.store.db.transaction(async (tx) => {
       await tx.execute(sql`update ${deliveryDevices} d set floor_id = least(${safe}, coalesce(
-        (select min(p.mid) from (${directPending(sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`)}) p), ${safe}))
+        (select min(p.mid) from (${directPending(u, d, floor)}
+          union all select q.mid from (${timelinePending(u, d, floor)}) q) p), ${safe}))
         where d.floor_id < ${safe}`);
       await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);

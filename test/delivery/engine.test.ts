@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { and, eq, sql } from "drizzle-orm";
-import { deliveryMarks, inbox, messages, timeline, userDevices } from "../../src/db/schema/index.ts";
+import { deliveryDevices, deliveryMarks, inbox, messages, timeline, userDevices } from "../../src/db/schema/index.ts";
 import { openStore, rowsOf } from "../../src/db/store.ts";
 import type { ImMessage } from "../../src/delivery/ports.ts";
 import { freshPostgresDatabase, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
@@ -670,6 +670,37 @@ for (const kind of storeKinds()) {
       const late = uplink("C2C", ALICE, BOB);
       await send(a1, late);
       expect(((await rig.delivery.inbox.pending(BOB, "b1", 10)).rows).map((r) => r.clientId)).toEqual([late.id as string]);
+    });
+
+    test("compaction keeps a device's unacknowledged group entries pending (the floor bounds timelines too)", async () => {
+      const a1 = rig.sessions.open(ALICE, "a1");
+      let b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      rig.sessions.close(b1);
+      await rig.settle();
+      const pendingOfB1 = async () => (await rig.delivery.inbox.pending(BOB, "b1", 10)).rows.map((r) => r.clientId);
+      // The group entry alone (the floor would move to the settled bound), then behind an unacked C2C (to the C2C).
+      const group = uplink("C2G", ALICE, GROUP);
+      await send(a1, group);
+      rig.clock.advance(11 * 60_000);
+      await rig.delivery.prune();
+      expect(await pendingOfB1()).toEqual([group.id as string]);
+      const direct = uplink("C2C", ALICE, BOB);
+      await send(a1, direct);
+      rig.clock.advance(11 * 60_000);
+      await rig.delivery.prune();
+      expect(await pendingOfB1()).toEqual([group.id, direct.id] as string[]);
+      b1 = rig.sessions.open(BOB, "b1");
+      await rig.settle();
+      only(b1, { action: "pull_offline_msg" });
+      // Acknowledged, the entry no longer holds the floor: the next compaction moves it up to the C2C.
+      rig.delivery.engine.onAck(b1, { type: "C2G", msgId: group.id as string, did: "b1" });
+      await rig.settle();
+      await rig.delivery.flush();
+      await rig.delivery.prune();
+      expect(await pendingOfB1()).toEqual([direct.id as string]);
+      const [floor] = await ts.store.db.select().from(deliveryDevices).where(and(eq(deliveryDevices.userId, BOB), eq(deliveryDevices.deviceId, "b1")));
+      expect(floor!.floorId).toBe((await rows(direct.id as string))[0]!.id);
     });
 
     test("retention prune removes old messages with their inbox rows and marks", async () => {
