@@ -74,6 +74,30 @@ function timelinePending(user: SQL, device: SQL, floor: SQL): SQL {
     where s.user_id = ${user} and not coalesce(c.above @> t.seq, false)`;
 }
 
+/** How long a minted message may take to commit at most: compaction's settled bound (src/delivery/index.ts). */
+export const SETTLE_MS = 10 * 60_000;
+
+/**
+ * The least server id among each of the user's spans' first pending entry (by
+ * number), or null: compaction's bound for the device's timelines. An entry
+ * numbered later was committed later, so it was minted at most SETTLE_MS
+ * before the first one's commit: the floor goes to the first id of the
+ * millisecond SETTLE_MS before this one's and no pending entry is left under
+ * it, while each span costs one index probe
+ * (the minimum over all pending entries would read a device's whole backlog,
+ * an abandoned device's every entry of its groups, at every compaction).
+ */
+function firstTimelinePending(user: SQL, device: SQL, floor: SQL): SQL {
+  return sql`select min(t.message_id) from timeline_member s
+    left join timeline_cursor c on c.user_id = s.user_id and c.device_id = ${device} and c.conv_id = s.conv_id
+    cross join lateral (select t.message_id from timeline t
+      where t.conv_id = s.conv_id and t.seq > greatest(s.join_seq, coalesce(c.seq, 0))
+        and t.seq <= coalesce(s.leave_seq, ${OPEN_SPAN}) and t.message_id >= ${floor}
+        and not coalesce(c.above @> t.seq, false)
+      order by t.seq limit 1) t
+    where s.user_id = ${user}`;
+}
+
 /** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
 function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
   return sql`select i.message_id as mid from inbox i where i.user_id = ${user} and i.message_id >= ${floor}
@@ -199,6 +223,20 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
       select f.ord, f.status, f.ok and (exists (${directPending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})
         or exists (${timelinePending(sql`f.user_id`, sql`f.device_id`, sql`f.floor`)})) as pending
       from f`;
+}
+
+/**
+ * Compaction's floor update (InboxReader.compact; exported for its plan test):
+ * each device's floor up to its oldest pending inbox or C2C message and below
+ * its first pending group entries (`firstTimelinePending`), never past `safe`.
+ */
+export function compactFloorsQuery(safe: bigint): SQL {
+  const [u, d, floor] = [sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`];
+  const shift = sql.raw(String(SHIFT));
+  return sql`update ${deliveryDevices} d set floor_id = least(${safe},
+      coalesce((select min(p.mid) from (${directPending(u, d, floor)}) p), ${safe}),
+      coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe}))
+    where d.floor_id < ${safe}`;
 }
 
 const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
@@ -420,19 +458,14 @@ export class InboxReader {
 
   /**
    * Compaction: moves each device's floor up to its oldest unacknowledged
-   * message, its groups' timeline entries included (the floor bounds those
-   * too), but never past `settledMs` (a message minted before that is
+   * message, but never past `settledMs` (a message minted before that is
    * committed by now, so none can appear below the floor later), then drops the
-   * marks below the floors. Keeps the pending-set scans short.
+   * marks below the floors. Keeps the pending-set scans short. The floor bounds
+   * the device's group entries too (`firstTimelinePending`).
    */
   async compact(settledMs: number): Promise<void> {
-    const safe = idFloorForTime(settledMs);
-    const [u, d, floor] = [sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`];
     await this.store.db.transaction(async (tx) => {
-      await tx.execute(sql`update ${deliveryDevices} d set floor_id = least(${safe}, coalesce(
-        (select min(p.mid) from (${directPending(u, d, floor)}
-          union all select q.mid from (${timelinePending(u, d, floor)}) q) p), ${safe}))
-        where d.floor_id < ${safe}`);
+      await tx.execute(compactFloorsQuery(idFloorForTime(settledMs)));
       await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
       // Entries pruned under a cursor can never be acknowledged: the cursor moves past them (else it would wait forever).

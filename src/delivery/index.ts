@@ -6,7 +6,7 @@
 import type { Services } from "../services.ts";
 import { configuredBots, type Bot } from "./bots.ts";
 import { Engine } from "./engine.ts";
-import { InboxReader } from "./inbox.ts";
+import { InboxReader, SETTLE_MS } from "./inbox.ts";
 import { MarkLedger, MemoryMarkShare } from "./marks.ts";
 import type { DeliveryEngine, Notifier, SessionRegistry, SocialGraph } from "./ports.ts";
 import { DeliveryWriter, writeMarks } from "./writer.ts";
@@ -34,8 +34,6 @@ export interface Delivery {
 }
 
 const DAY_MS = 86_400_000;
-// Compaction never moves a floor past messages minted this recently (they may still be in a batch).
-const SETTLED_MS = 10 * 60_000;
 
 export function createDelivery(services: Services, deps: DeliveryDeps): Delivery {
   const { config, store, log, now } = services;
@@ -74,7 +72,8 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
   core.wheel.start();
   const prune = async () => {
     const gone = await inbox.prune(now() - config.messageRetentionDays * DAY_MS);
-    await inbox.compact(now() - SETTLED_MS);
+    // Compaction never moves a floor past messages minted this recently (they may still be in a batch).
+    await inbox.compact(now() - SETTLE_MS);
     return gone;
   };
   const pruneTimer = setInterval(

@@ -1,0 +1,71 @@
+/**
+ * Compaction's floors and group entries (InboxReader.compact, docs/delivery.md
+ * "Compaction"): a floor never passes a pending entry, even one numbered after
+ * the first pending entry of its group but minted before it, and a device's
+ * groups cost one probe per span, not a read of its backlog.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { sql } from "drizzle-orm";
+import { compactFloorsQuery, InboxReader, SETTLE_MS } from "../../src/delivery/inbox.ts";
+import { idFloorForTime } from "../../src/ids/tsid.ts";
+import { explainPlan, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
+
+const T = Date.UTC(2026, 10, 28, 12);
+const idAt = (ms: number, low = 0n) => idFloorForTime(ms) + low;
+
+for (const kind of storeKinds()) {
+  describe(`compaction and group entries [${kind}]`, () => {
+    let ts: TestStore;
+    beforeAll(async () => {
+      ts = await freshStore(kind);
+    });
+    afterAll(() => ts.dispose());
+
+    const floorOf = async (user: number) =>
+      BigInt((await ts.store.rows<{ floor_id: string | bigint }>(sql`select floor_id from delivery_device where user_id = ${user} and device_id = 'd'`))[0]!.floor_id);
+
+    test("the floor stays under every pending entry, one minted before its group's first pending entry but numbered after it included", async () => {
+      const run = (q: ReturnType<typeof sql>) => ts.store.db.execute(q);
+      await run(sql`insert into delivery_device (user_id, device_id, floor_id) values (1, 'd', 0), (2, 'd', 0), (3, 'd', 0)`);
+      // User 1: group 7, entry 1 minted at T, entry 2 minted 5 min earlier and committed later (a slow batch).
+      // User 2: group 8, entry 1 acknowledged by the cursor, entry 2 past a hole (in `above`), entry 3 pending.
+      // User 3: no group; the floor goes up to the settled bound.
+      await run(sql`insert into timeline_member (conv_id, user_id, join_seq) values (7, 1, 0), (8, 2, 0)`);
+      await run(sql`insert into timeline (message_id, conv_id, seq) values
+        (${idAt(T, 5n)}, 7, 1), (${idAt(T - 5 * 60_000, 9n)}, 7, 2),
+        (${idAt(T - 60_000)}, 8, 1), (${idAt(T - 30_000)}, 8, 2), (${idAt(T + 60_000)}, 8, 3)`);
+      await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq, above) values (2, 'd', 8, 1, '{[2,3)}')`);
+      const settled = T + 60 * 60_000;
+      await new InboxReader(ts.store).compact(settled);
+      expect(await floorOf(1)).toBe(idAt(T - SETTLE_MS)); // below entry 2 (T − 5 min), which stays pending
+      expect(await floorOf(1) <= idAt(T - 5 * 60_000, 9n)).toBe(true);
+      expect(await floorOf(2)).toBe(idAt(T + 60_000 - SETTLE_MS)); // entries 1 and 2 acknowledged: entry 3 holds it
+      expect(await floorOf(3)).toBe(idFloorForTime(settled));
+      // Once the entries are acknowledged, the floors move on to the settled bound.
+      await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq) values (1, 'd', 7, 2)`);
+      await run(sql`update timeline_cursor set seq = 3, above = '{}' where user_id = 2`);
+      await new InboxReader(ts.store).compact(settled);
+      expect([await floorOf(1), await floorOf(2)]).toEqual([idFloorForTime(settled), idFloorForTime(settled)]);
+    });
+  });
+}
+
+describe("compaction probes each span's first pending entry [postgres]", () => {
+  const N = 20_000;
+  let ts: TestStore;
+  beforeAll(async () => {
+    ts = await freshStore("postgres");
+    const run = (q: ReturnType<typeof sql>) => ts.store.db.execute(q);
+    await run(sql`insert into delivery_device (user_id, device_id, floor_id) select 1000 + i, 'd', 0 from generate_series(0, ${N - 1}) i`);
+    await run(sql`insert into timeline_member (conv_id, user_id, join_seq) select 1 + i % 500, 1000 + i, 0 from generate_series(0, ${N - 1}) i`);
+    await run(sql`insert into timeline (message_id, conv_id, seq) select i, 1 + i % 500, 1 + i / 500 from generate_series(1, ${5 * N}) i`);
+    await run(sql`analyze`);
+  });
+  afterAll(() => ts?.dispose());
+
+  test("entries by (conv_id, seq), one each (a limit), never a scan of the timeline", async () => {
+    const text = await explainPlan(ts.store, compactFloorsQuery(idFloorForTime(T)));
+    expect(text).toMatch(/Limit[^\n]*\n[^\n]*Index Scan using timeline_conv_seq_uq on timeline/);
+    expect(text).not.toMatch(/Seq Scan on timeline\b/);
+  });
+});
