@@ -6,7 +6,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
-import { arrayLiteral, type Store } from "../db/store.ts";
+import { arrayLiteral, rowsOf, type Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
 
@@ -465,6 +465,7 @@ export class InboxReader {
    */
   async compact(settledMs: number): Promise<void> {
     await this.store.db.transaction(async (tx) => {
+      if (!(await ourTurn(tx, JOB_LOCKS.compact))) return;
       await tx.execute(compactFloorsQuery(idFloorForTime(settledMs)));
       await tx.execute(sql`delete from ${deliveryMarks} m using ${deliveryDevices} d
         where m.user_id = d.user_id and m.device_id = d.device_id and m.message_id < d.floor_id`);
@@ -481,6 +482,7 @@ export class InboxReader {
   async prune(beforeMs: number): Promise<number> {
     const floor = idFloorForTime(beforeMs);
     return this.store.db.transaction(async (tx) => {
+      if (!(await ourTurn(tx, JOB_LOCKS.prune))) return 0;
       await tx.delete(deliveryMarks).where(lt(deliveryMarks.messageId, floor));
       await tx.delete(inbox).where(lt(inbox.messageId, floor));
       await tx.delete(timeline).where(lt(timeline.messageId, floor));
@@ -488,6 +490,20 @@ export class InboxReader {
       return gone.length;
     });
   }
+}
+
+/**
+ * Transaction-scoped advisory locks of the prune and the compaction (the
+ * migration and node-lease locks are 0x1b15 and 0x1b16): every node runs both
+ * on its own timer, and nodes sharing a database would otherwise run the same
+ * whole-table statements at once, each waiting on the other's row locks to do
+ * the work again. A node that finds the job running skips its turn.
+ */
+export const JOB_LOCKS = { prune: 0x1b17, compact: 0x1b18 } as const;
+
+async function ourTurn(tx: { execute(q: SQL): Promise<unknown> }, key: number): Promise<boolean> {
+  const [row] = rowsOf<{ ok: boolean }>(await tx.execute(sql`select pg_try_advisory_xact_lock(${key}) as ok`));
+  return row?.ok === true;
 }
 
 /** The tsid segment of a §2.8 id `<TYPE>.<tsid>.<ms>.<random>` (what the tsid indexes lead with). */

@@ -2,11 +2,13 @@
  * Compaction's floors and group entries (InboxReader.compact, docs/delivery.md
  * "Compaction"): a floor never passes a pending entry, even one numbered after
  * the first pending entry of its group but minted before it, and a device's
- * groups cost one probe per span, not a read of its backlog.
+ * groups cost one probe per span, not a read of its backlog. Nodes sharing a
+ * database take turns: one prunes or compacts, the others skip.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
-import { compactFloorsQuery, InboxReader, SETTLE_MS } from "../../src/delivery/inbox.ts";
+import { openStore } from "../../src/db/store.ts";
+import { compactFloorsQuery, InboxReader, JOB_LOCKS, SETTLE_MS } from "../../src/delivery/inbox.ts";
 import { idFloorForTime } from "../../src/ids/tsid.ts";
 import { explainPlan, freshStore, storeKinds, type TestStore } from "../support/stores.ts";
 
@@ -67,5 +69,49 @@ describe("compaction probes each span's first pending entry [postgres]", () => {
     const text = await explainPlan(ts.store, compactFloorsQuery(idFloorForTime(T)));
     expect(text).toMatch(/Limit[^\n]*\n[^\n]*Index Scan using timeline_conv_seq_uq on timeline/);
     expect(text).not.toMatch(/Seq Scan on timeline\b/);
+  });
+});
+
+describe("nodes sharing a database take turns at the prune and the compaction [postgres]", () => {
+  let ts: TestStore;
+  beforeAll(async () => {
+    ts = await freshStore("postgres");
+  });
+  afterAll(() => ts?.dispose());
+
+  /** Another node's job under way: its lock held in a transaction until `release`. */
+  async function held(key: number): Promise<{ release(): Promise<void> }> {
+    const other = await openStore({ url: ts.url, poolSize: 1, migrate: false });
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let locked!: () => void;
+    const taken = new Promise<void>((r) => (locked = r));
+    const tx = other.db.transaction(async (t) => {
+      await t.execute(sql`select pg_advisory_xact_lock(${key})`);
+      locked();
+      await gate;
+    });
+    await taken;
+    return { release: async () => (release(), await tx, await other.close()) };
+  }
+
+  test("a node that finds the job running skips its turn (no wait, nothing done), and does it next time", async () => {
+    const reader = new InboxReader(ts.store);
+    await ts.store.db.execute(sql`insert into delivery_device (user_id, device_id, floor_id) values (1, 'd', 0)`);
+    await ts.store.db.execute(sql`insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts)
+      values (${idAt(T - 60_000)}, 'C2C.1.1.r', 'C2C', 5, 6, '{}', 0)`);
+    const floor = async () => BigInt((await ts.store.rows<{ f: string }>(sql`select floor_id::text as f from delivery_device where user_id = 1`))[0]!.f);
+
+    const compacting = await held(JOB_LOCKS.compact);
+    await reader.compact(T); // returns while the other node holds the job (a wait would time the test out)
+    expect(await floor()).toBe(0n);
+    await compacting.release();
+    await reader.compact(T);
+    expect(await floor()).toBe(idFloorForTime(T));
+
+    const pruning = await held(JOB_LOCKS.prune);
+    expect(await reader.prune(T)).toBe(0);
+    await pruning.release();
+    expect(await reader.prune(T)).toBe(1);
   });
 });
