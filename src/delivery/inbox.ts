@@ -228,14 +228,17 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
 /**
  * Compaction's floor update (InboxReader.compact; exported for its plan test):
  * each device's floor up to its oldest pending inbox or C2C message and below
- * its first pending group entries (`firstTimelinePending`), never past `safe`.
+ * its first pending group entries (`firstTimelinePending`), never past `safe`
+ * and never down.
  */
 export function compactFloorsQuery(safe: bigint): SQL {
   const [u, d, floor] = [sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`];
   const shift = sql.raw(String(SHIFT));
-  return sql`update ${deliveryDevices} d set floor_id = least(${safe},
+  // Never down: the timeline bound may fall under the floor (an entry minted just above it), and a lower floor
+  // would make older messages pending again (those before the device was registered, say).
+  return sql`update ${deliveryDevices} d set floor_id = greatest(d.floor_id, least(${safe},
       coalesce((select min(p.mid) from (${directPending(u, d, floor)}) p), ${safe}),
-      coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe}))
+      coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe})))
     where d.floor_id < ${safe}`;
 }
 

@@ -28,14 +28,15 @@ for (const kind of storeKinds()) {
 
     test("the floor stays under every pending entry, one minted before its group's first pending entry but numbered after it included", async () => {
       const run = (q: ReturnType<typeof sql>) => ts.store.db.execute(q);
-      await run(sql`insert into delivery_device (user_id, device_id, floor_id) values (1, 'd', 0), (2, 'd', 0), (3, 'd', 0)`);
+      await run(sql`insert into delivery_device (user_id, device_id, floor_id) values (1, 'd', 0), (2, 'd', 0), (3, 'd', 0), (4, 'd', ${idAt(T - 60_000)})`);
       // User 1: group 7, entry 1 minted at T, entry 2 minted 5 min earlier and committed later (a slow batch).
       // User 2: group 8, entry 1 acknowledged by the cursor, entry 2 past a hole (in `above`), entry 3 pending.
       // User 3: no group; the floor goes up to the settled bound.
-      await run(sql`insert into timeline_member (conv_id, user_id, join_seq) values (7, 1, 0), (8, 2, 0)`);
+      // User 4: group 9's pending entry a minute above the device's floor: the bound under it is under the floor.
+      await run(sql`insert into timeline_member (conv_id, user_id, join_seq) values (7, 1, 0), (8, 2, 0), (9, 4, 0)`);
       await run(sql`insert into timeline (message_id, conv_id, seq) values
         (${idAt(T, 5n)}, 7, 1), (${idAt(T - 5 * 60_000, 9n)}, 7, 2),
-        (${idAt(T - 60_000)}, 8, 1), (${idAt(T - 30_000)}, 8, 2), (${idAt(T + 60_000)}, 8, 3)`);
+        (${idAt(T - 60_000)}, 8, 1), (${idAt(T - 30_000)}, 8, 2), (${idAt(T + 60_000)}, 8, 3), (${idAt(T, 1n)}, 9, 1)`);
       await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq, above) values (2, 'd', 8, 1, '{[2,3)}')`);
       const settled = T + 60 * 60_000;
       await new InboxReader(ts.store).compact(settled);
@@ -43,6 +44,7 @@ for (const kind of storeKinds()) {
       expect(await floorOf(1) <= idAt(T - 5 * 60_000, 9n)).toBe(true);
       expect(await floorOf(2)).toBe(idAt(T + 60_000 - SETTLE_MS)); // entries 1 and 2 acknowledged: entry 3 holds it
       expect(await floorOf(3)).toBe(idFloorForTime(settled));
+      expect(await floorOf(4)).toBe(idAt(T - 60_000)); // never down (older messages would be pending again)
       // Once the entries are acknowledged, the floors move on to the settled bound.
       await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq) values (1, 'd', 7, 2)`);
       await run(sql`update timeline_cursor set seq = 3, above = '{}' where user_id = 2`);
