@@ -232,14 +232,17 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
  * and never down.
  */
 export function compactFloorsQuery(safe: bigint): SQL {
-  const [u, d, floor] = [sql`d.user_id`, sql`d.device_id`, sql`d.floor_id`];
+  const [u, d, floor] = [sql`n.user_id`, sql`n.device_id`, sql`n.floor_id`];
   const shift = sql.raw(String(SHIFT));
-  // Never down: the timeline bound may fall under the floor (an entry minted just above it), and a lower floor
-  // would make older messages pending again (those before the device was registered, say).
-  return sql`update ${deliveryDevices} d set floor_id = greatest(d.floor_id, least(${safe},
-      coalesce((select min(p.mid) from (${directPending(u, d, floor)}) p), ${safe}),
-      coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe})))
-    where d.floor_id < ${safe}`;
+  // Only rows whose floor moves are written (an update of every device each run wrote a row version apiece). Never
+  // down: the timeline bound may fall under the floor (an entry minted just above it), and a lower floor would make
+  // older messages pending again (those before the device was registered, say).
+  return sql`update ${deliveryDevices} d set floor_id = x.floor
+    from (select n.user_id, n.device_id, least(${safe},
+        coalesce((select min(p.mid) from (${directPending(u, d, floor)}) p), ${safe}),
+        coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe})) as floor
+      from ${deliveryDevices} n where n.floor_id < ${safe}) x
+    where d.user_id = x.user_id and d.device_id = x.device_id and x.floor > d.floor_id`;
 }
 
 const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };

@@ -3,7 +3,8 @@
  * "Compaction"): a floor never passes a pending entry, even one numbered after
  * the first pending entry of its group but minted before it, and a device's
  * groups cost one probe per span, not a read of its backlog. Nodes sharing a
- * database take turns: one prunes or compacts, the others skip.
+ * database take turns: one prunes or compacts, the others skip. Only floors
+ * that move are written.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { sql } from "drizzle-orm";
@@ -39,12 +40,15 @@ for (const kind of storeKinds()) {
         (${idAt(T - 60_000)}, 8, 1), (${idAt(T - 30_000)}, 8, 2), (${idAt(T + 60_000)}, 8, 3), (${idAt(T, 1n)}, 9, 1)`);
       await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq, above) values (2, 'd', 8, 1, '{[2,3)}')`);
       const settled = T + 60 * 60_000;
+      const version = async (user: number) => (await ts.store.rows<{ v: string }>(sql`select xmin::text as v from delivery_device where user_id = ${user}`))[0]!.v;
+      const before = await version(4);
       await new InboxReader(ts.store).compact(settled);
       expect(await floorOf(1)).toBe(idAt(T - SETTLE_MS)); // below entry 2 (T − 5 min), which stays pending
       expect(await floorOf(1) <= idAt(T - 5 * 60_000, 9n)).toBe(true);
       expect(await floorOf(2)).toBe(idAt(T + 60_000 - SETTLE_MS)); // entries 1 and 2 acknowledged: entry 3 holds it
       expect(await floorOf(3)).toBe(idFloorForTime(settled));
       expect(await floorOf(4)).toBe(idAt(T - 60_000)); // never down (older messages would be pending again)
+      expect(await version(4)).toBe(before); // a floor that does not move is not written
       // Once the entries are acknowledged, the floors move on to the settled bound.
       await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq) values (1, 'd', 7, 2)`);
       await run(sql`update timeline_cursor set seq = 3, above = '{}' where user_id = 2`);
