@@ -15,6 +15,9 @@ import { explainPlan, freshStore, storeKinds, type TestStore } from "../support/
 
 const T = Date.UTC(2026, 10, 28, 12);
 const idAt = (ms: number, low = 0n) => idFloorForTime(ms) + low;
+/** Device `d` of `user`: its floor. */
+const floorOf = async (ts: TestStore, user: number) =>
+  BigInt((await ts.store.rows<{ f: string }>(sql`select floor_id::text as f from delivery_device where user_id = ${user} and device_id = 'd'`))[0]!.f);
 
 for (const kind of storeKinds()) {
   describe(`compaction and group entries [${kind}]`, () => {
@@ -23,9 +26,6 @@ for (const kind of storeKinds()) {
       ts = await freshStore(kind);
     });
     afterAll(() => ts.dispose());
-
-    const floorOf = async (user: number) =>
-      BigInt((await ts.store.rows<{ floor_id: string | bigint }>(sql`select floor_id from delivery_device where user_id = ${user} and device_id = 'd'`))[0]!.floor_id);
 
     test("the floor stays under every pending entry, one minted before its group's first pending entry but numbered after it included", async () => {
       const run = (q: ReturnType<typeof sql>) => ts.store.db.execute(q);
@@ -43,17 +43,17 @@ for (const kind of storeKinds()) {
       const version = async (user: number) => (await ts.store.rows<{ v: string }>(sql`select xmin::text as v from delivery_device where user_id = ${user}`))[0]!.v;
       const before = await version(4);
       await new InboxReader(ts.store).compact(settled);
-      expect(await floorOf(1)).toBe(idAt(T - SETTLE_MS)); // below entry 2 (T − 5 min), which stays pending
-      expect(await floorOf(1) <= idAt(T - 5 * 60_000, 9n)).toBe(true);
-      expect(await floorOf(2)).toBe(idAt(T + 60_000 - SETTLE_MS)); // entries 1 and 2 acknowledged: entry 3 holds it
-      expect(await floorOf(3)).toBe(idFloorForTime(settled));
-      expect(await floorOf(4)).toBe(idAt(T - 60_000)); // never down (older messages would be pending again)
+      expect(await floorOf(ts, 1)).toBe(idAt(T - SETTLE_MS)); // below entry 2 (T − 5 min), which stays pending
+      expect(await floorOf(ts, 1) <= idAt(T - 5 * 60_000, 9n)).toBe(true);
+      expect(await floorOf(ts, 2)).toBe(idAt(T + 60_000 - SETTLE_MS)); // entries 1 and 2 acknowledged: entry 3 holds it
+      expect(await floorOf(ts, 3)).toBe(idFloorForTime(settled));
+      expect(await floorOf(ts, 4)).toBe(idAt(T - 60_000)); // never down (older messages would be pending again)
       expect(await version(4)).toBe(before); // a floor that does not move is not written
       // Once the entries are acknowledged, the floors move on to the settled bound.
       await run(sql`insert into timeline_cursor (user_id, device_id, conv_id, seq) values (1, 'd', 7, 2)`);
       await run(sql`update timeline_cursor set seq = 3, above = '{}' where user_id = 2`);
       await new InboxReader(ts.store).compact(settled);
-      expect([await floorOf(1), await floorOf(2)]).toEqual([idFloorForTime(settled), idFloorForTime(settled)]);
+      expect([await floorOf(ts, 1), await floorOf(ts, 2)]).toEqual([idFloorForTime(settled), idFloorForTime(settled)]);
     });
   });
 }
@@ -106,14 +106,13 @@ describe("nodes sharing a database take turns at the prune and the compaction [p
     await ts.store.db.execute(sql`insert into delivery_device (user_id, device_id, floor_id) values (1, 'd', 0)`);
     await ts.store.db.execute(sql`insert into messages (id, client_id, chat_type, from_id, to_id, payload, server_ts)
       values (${idAt(T - 60_000)}, 'C2C.1.1.r', 'C2C', 5, 6, '{}', 0)`);
-    const floor = async () => BigInt((await ts.store.rows<{ f: string }>(sql`select floor_id::text as f from delivery_device where user_id = 1`))[0]!.f);
 
     const compacting = await held(JOB_LOCKS.compact);
     await reader.compact(T); // returns while the other node holds the job (a wait would time the test out)
-    expect(await floor()).toBe(0n);
+    expect(await floorOf(ts, 1)).toBe(0n);
     await compacting.release();
     await reader.compact(T);
-    expect(await floor()).toBe(idFloorForTime(T));
+    expect(await floorOf(ts, 1)).toBe(idFloorForTime(T));
 
     const pruning = await held(JOB_LOCKS.prune);
     expect(await reader.prune(T)).toBe(0);
