@@ -184,8 +184,8 @@ export class Engine implements DeliveryEngine, Notifier {
     const bare = group || msg.type === "C2C";
     const item: StoreItem = {
       row: toRow(msg, serverId, session.deviceId),
-      inbox: bare ? [] : routed.route.inbox,
-      marks: bare ? [] : [{ userId: session.userId, deviceId: session.deviceId }],
+      inbox: bare ? NONE : routed.route.inbox,
+      marks: bare ? NONE : [{ userId: session.userId, deviceId: session.deviceId }],
     };
     this.d.writer.messages.enqueue(
       item,
@@ -729,6 +729,9 @@ export class Engine implements DeliveryEngine, Notifier {
   }
 }
 
+/** No inbox rows or marks (C2C, C2G): one frozen array for every such message, not two new ones each. */
+const NONE: readonly never[] = Object.freeze([]);
+
 /** A pushed message as the recent ones hold it (a timeline message with its group and number). */
 const recentOf = (m: ImMessage, serverId: bigint, inbox: readonly bigint[], seq?: bigint): RecentMessage =>
   seq !== undefined ? { id: m.id, serverId, chatType: m.type, inbox, conv: m.to, seq } : { id: m.id, serverId, chatType: m.type, inbox };
@@ -748,7 +751,7 @@ function serverAck(msg: ImMessage, serverTs: number): ImMessage {
     to: msg.to,
     payload: {},
     payloadJson: EMPTY,
-    ...(msg.msg_type !== undefined ? { msg_type: msg.msg_type } : {}),
+    msg_type: msg.msg_type, // undefined is absent to every encoder (no spread per acknowledgement)
     server_ts: serverTs,
     in_reply_to: msg.id,
   };

@@ -24,6 +24,23 @@ export function parseMessageId(id: string): MessageId | undefined {
   return { type: m[1] as ChatType, tsid: m[2]!, ms: m[3]!, random: m[4]! };
 }
 
+/** The largest tsid segment, as 20 digits (a 20-digit segment above it is out of range). */
+const U64_MAX_TEXT = U64_MAX.toString();
+
+/**
+ * The TYPE of a well-formed §2.8 id, or undefined: `parseMessageId`'s answer without its parts (the uplink path
+ * needs only the type: no match array, no segment strings, no BigInt per message).
+ */
+export function messageIdType(id: string): ChatType | undefined {
+  if (!ID.test(id)) return undefined;
+  const end = id.indexOf(".", 4);
+  if (end - 4 === 20 && id.slice(4, end) > U64_MAX_TEXT) return undefined; // same length: text order is numeric order
+  // The regex admitted one of C2C, C2G, C2S and S2C: the first and third characters tell them apart.
+  if (id.charCodeAt(0) === 0x53) return "S2C";
+  const third = id.charCodeAt(2);
+  return third === 0x43 ? "C2C" : third === 0x47 ? "C2G" : "C2S";
+}
+
 const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 
 /** A server-minted id; its tsid segment is the message's server id. */

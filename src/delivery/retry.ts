@@ -83,7 +83,20 @@ export class RetryWheel {
    */
   track(entry: Omit<RetryEntry, "next" | "due" | "cancelled" | "slot" | "at">): boolean {
     if (entry.schedule.length < 2) return false;
-    const e: RetryEntry = { ...entry, next: 1, due: 0, cancelled: false, slot: 0, at: 0 };
+    // Every field named (a spread copied the caller's object through the runtime's generic copy, one shape per caller).
+    const e: RetryEntry = {
+      userId: entry.userId,
+      deviceId: entry.deviceId,
+      out: entry.out,
+      serverId: entry.serverId,
+      inbox: entry.inbox,
+      schedule: entry.schedule,
+      next: 1,
+      due: 0,
+      cancelled: false,
+      slot: 0,
+      at: 0,
+    };
     let devices = this.#byDevice.get(e.userId);
     if (!devices) this.#byDevice.set(e.userId, (devices = new Map()));
     let device = devices.get(e.deviceId);

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { toId } from "../ids/tsid.ts";
 import { payloadSourceOf, stringifyJson } from "../protocol/json.ts";
 import { holdPayloadUtf8 } from "../model/message.ts";
-import { parseMessageId } from "./msg-id.ts";
+import { messageIdType } from "./msg-id.ts";
 import type { ChatType, E2eeMeta, ImMessage } from "./ports.ts";
 
 export type Validated =
@@ -130,12 +130,12 @@ export function validateUplink(raw: Record<string, unknown>, userId: bigint, ser
   const bad = (reason: string): Validated => ({ ok: false, reason, ...(idText ? { inReplyTo: idText } : {}) });
 
   if (idText === undefined) return bad("id: required string <TYPE>.<tsid>.<timestamp>.<random>");
-  const parsed = parseMessageId(idText);
-  if (!parsed) return bad("id: must be <TYPE>.<tsid>.<timestamp>.<random> (TYPE C2C/C2G/C2S/S2C, tsid uint64, random 1-32 of [0-9A-Za-z])");
+  const idType = messageIdType(idText);
+  if (!idType) return bad("id: must be <TYPE>.<tsid>.<timestamp>.<random> (TYPE C2C/C2G/C2S/S2C, tsid uint64, random 1-32 of [0-9A-Za-z])");
   const type = raw.type;
   if (type === "S2C") return bad("type: clients may not send S2C");
   if (type !== "C2C" && type !== "C2G" && type !== "C2S") return bad("type: must be C2C, C2G or C2S");
-  if (parsed.type !== type) return bad(`id: type segment ${parsed.type} does not match type ${type}`);
+  if (idType !== type) return bad(`id: type segment ${idType} does not match type ${type}`);
 
   const from = toId(raw.from);
   if (from === undefined) return bad("from: required 64-bit id");

@@ -422,28 +422,58 @@ function rowsAsArrays(unique: readonly StoreItem[]): string[] {
   return [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices].map((c) => c + "}");
 }
 
+/** Whether `b` is `a` sent again: resendKey's fields, compared without building the key. */
+function sameResend(a: ResendFields, b: ResendFields): boolean {
+  if (a.clientId !== b.clientId || (a.fromId ?? 0n) !== (b.fromId ?? 0n)) return false;
+  const conv = a.chatType === "C2C" || a.chatType === "C2G";
+  return conv ? a.chatType === b.chatType && a.toId === b.toId : b.chatType !== "C2C" && b.chatType !== "C2G";
+}
+
+/**
+ * Each item's first occurrence in the batch (the first of a message and its resends is the one stored), found by
+ * client id: a resend key per message was four strings a message, for a repeat nearly no batch holds.
+ */
+function firstOccurrences(items: readonly StoreItem[]): number[] {
+  const first: number[] = new Array(items.length);
+  const byClientId = new Map<string, number>();
+  for (let i = 0; i < items.length; i++) {
+    const row = items[i]!.row;
+    const j = byClientId.get(row.clientId);
+    let f = i;
+    if (j === undefined) byClientId.set(row.clientId, i);
+    else {
+      // The same client id from another sender or conversation is another message (rare): the earlier firsts are scanned.
+      for (let k = j; k < i; k++) {
+        if (first[k] === k && sameResend(items[k]!.row, row)) {
+          f = k;
+          break;
+        }
+      }
+    }
+    first[i] = f;
+  }
+  return first;
+}
+
 async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
   const db = store.db;
-  // The first of a message and its resends in one batch is the one stored.
-  const firstOf = new Map<string, number>();
-  const keys = items.map((item) => resendKey(item.row));
+  const first = firstOccurrences(items);
   const unique: StoreItem[] = [];
-  items.forEach((item, i) => {
-    const key = keys[i]!;
-    if (!firstOf.has(key)) {
-      firstOf.set(key, i);
-      unique.push(item);
-    }
-  });
+  let group = false;
+  for (let i = 0; i < items.length; i++) {
+    if (first[i] !== i) continue;
+    unique.push(items[i]!);
+    group ||= items[i]!.row.chatType === "C2G";
+  }
   const one = unique.length === 1;
   const params = batchParams(unique, one);
-  const returned = await insertRows(store, one, unique.some((i) => i.row.chatType === "C2G"), params);
-  const inserted = returned
-    ? new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]))
-    : new Map<bigint, bigint | undefined>(unique.map((i) => [i.row.id, undefined]));
+  const returned = await insertRows(store, one, group, params);
+  // undefined: a plain batch stored every row (nothing comes back, nothing to look up).
+  const inserted = returned && new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
+  const stored = (id: bigint) => inserted === undefined || inserted.has(id);
   // Resent ids (rare): the stored row's server id and time, read after the insert committed.
   const existing = new Map<string, { id: bigint; serverTs: number }>();
-  const dups = unique.filter((i) => !inserted.has(i.row.id));
+  const dups = inserted ? unique.filter((i) => !inserted.has(i.row.id)) : [];
   if (dups.length) {
     const found = await db
       .select({ id: messages.id, chatType: messages.chatType, fromId: messages.fromId, toId: messages.toId, clientId: messages.clientId, serverTs: messages.serverTs })
@@ -451,21 +481,24 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
       .where(or(...dups.map((d) => resendOf(d.row))));
     for (const f of found) existing.set(resendKey(f), { id: f.id, serverTs: f.serverTs });
   }
-  return items.map((item, i) => {
-    const key = keys[i]!;
-    const first = firstOf.get(key)!;
-    if (first === i && inserted.has(item.row.id)) {
-      const seq = inserted.get(item.row.id);
-      return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false, ...(seq !== undefined ? { seq } : {}) };
+  const out: Stored[] = new Array(items.length);
+  for (let i = 0; i < items.length; i++) {
+    const row = items[i]!.row;
+    const f = first[i]!;
+    if (f === i && stored(row.id)) {
+      const seq = inserted?.get(row.id);
+      out[i] = seq === undefined ? { serverId: row.id, serverTs: row.serverTs, duplicate: false } : { serverId: row.id, serverTs: row.serverTs, duplicate: false, seq };
+      continue;
     }
-    const prior = existing.get(key);
-    if (prior) return { serverId: prior.id, serverTs: prior.serverTs, duplicate: true };
-    const firstItem = items[first]!;
+    const prior = existing.size ? existing.get(resendKey(row)) : undefined;
+    const firstRow = items[f]!.row;
+    if (prior) out[i] = { serverId: prior.id, serverTs: prior.serverTs, duplicate: true };
     // Not stored and no row of this sender: the conversation's tsid belongs to another sender.
-    if (!inserted.has(firstItem.row.id)) return { serverId: item.row.id, serverTs: item.row.serverTs, duplicate: false, taken: true };
+    else if (!stored(firstRow.id)) out[i] = { serverId: row.id, serverTs: row.serverTs, duplicate: false, taken: true };
     // Repeated inside this batch: the first one was just stored.
-    return { serverId: firstItem.row.id, serverTs: firstItem.row.serverTs, duplicate: true };
-  });
+    else out[i] = { serverId: firstRow.id, serverTs: firstRow.serverTs, duplicate: true };
+  }
+  return out;
 }
 
 /** What a queued message holds in memory, about (its stored texts). */

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import fc from "fast-check";
-import { parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
+import { messageIdType, parseMessageId, tsidSegment } from "../../src/delivery/msg-id.ts";
 import { FAST_PAYLOADS, fastC2sPayload, PAYLOADS, validateUplink } from "../../src/delivery/validate.ts";
 import { toRow } from "../../src/delivery/wire.ts";
 import { encodeBusMessage } from "../../src/bus/message.ts";
@@ -36,8 +36,21 @@ describe("message id", () => {
     ["C2C.1.x.a", false], // timestamp not decimal
     ["C2C.1.-2.a", false],
     ["C2C.1.2.a.b", false],
+    ["C2G.1.2.a", true],
+    ["C2S.00000000000000000001.2.a", true], // 20 digits with leading zeros: in range
+    ["C2S.99999999999999999999.2.a", false],
   ])("%s → %p", (id, good) => {
     expect(parseMessageId(id) !== undefined).toBe(good);
+    // The uplink's check: the same verdict, and the type parseMessageId reads.
+    expect(messageIdType(id)).toBe(parseMessageId(id)?.type);
+  });
+  test("messageIdType agrees with parseMessageId on generated ids", () => {
+    const segment = fc.oneof(fc.bigInt({ min: 0n, max: (1n << 64n) + 5n }).map(String), fc.stringMatching(/^[0-9]{1,21}$/));
+    const id = fc.tuple(fc.constantFrom("C2C", "C2G", "C2S", "S2C", "S2S", "c2c"), segment, fc.stringMatching(/^[0-9]{1,17}$/), fc.stringMatching(/^[0-9A-Za-z-]{0,33}$/));
+    fc.assert(fc.property(id, ([type, tsid, ms, random]) => {
+      const text = `${type}.${tsid}.${ms}.${random}`;
+      expect(messageIdType(text)).toBe(parseMessageId(text)?.type);
+    }), { numRuns: 2000 });
   });
   test("tsid segment", () => {
     expect(tsidSegment("C2C.77.2.a")).toBe("77");

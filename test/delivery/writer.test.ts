@@ -156,9 +156,22 @@ for (const kind of storeKinds()) {
         w.messages.add(msg(54n, "C2C", "C2C.501.1.a", 1n, 2n)),
         w.messages.add(msg(55n, "C2C", "C2C.500.1.a", 1n, 4n)),
         w.messages.add(msg(56n, "C2C", "C2C.500.1.b", 2n, 1n)),
+        // The same id again in the batch, to user 4: a repeat of the second message with that id, not of the first.
+        w.messages.add(msg(57n, "C2C", "C2C.500.1.a", 1n, 4n)),
       ]);
       expect(batch.slice(0, 3)).toEqual([dup(51n), stored(54n), stored(55n)]);
       expect(batch[3]).toMatchObject({ duplicate: false, taken: true });
+      expect(batch[4]).toEqual(dup(55n));
+      // One id in two conversations, then again in the second, all new in one batch: the repeat is found in the
+      // batch (the plain statement is not refused by a unique index and written again).
+      const rewrites = metrics.dbRewrites.value;
+      const fresh3 = await Promise.all([
+        w.messages.add(msg(58n, "C2C", "C2C.502.1.a", 1n, 3n)),
+        w.messages.add(msg(59n, "C2C", "C2C.502.1.a", 1n, 4n)),
+        w.messages.add(msg(63n, "C2C", "C2C.502.1.a", 1n, 4n)),
+      ]);
+      expect(fresh3).toEqual([stored(58n), stored(59n), dup(59n)]);
+      expect(metrics.dbRewrites.value).toBe(rewrites);
       // C2G: the same id in two groups is two messages; again in the first group, a resend.
       expect(await w.messages.add(msg(60n, "C2G", "C2G.600.1.a", 1n, 900n))).toMatchObject(stored(60n));
       expect(await w.messages.add(msg(61n, "C2G", "C2G.600.1.a", 1n, 901n))).toMatchObject(stored(61n));
@@ -167,7 +180,7 @@ for (const kind of storeKinds()) {
       expect(await w.messages.add(msg(70n, "C2S", "C2S.700.1.a", 1n, 5n))).toEqual(stored(70n));
       expect(await w.messages.add(msg(71n, "C2S", "C2S.700.1.a", 1n, 6n))).toEqual(dup(70n));
       const rows = await fresh.store.db.select({ id: messages.id }).from(messages).orderBy(messages.id);
-      expect(rows.map((r) => r.id)).toEqual([50n, 51n, 54n, 55n, 60n, 61n, 70n]);
+      expect(rows.map((r) => r.id)).toEqual([50n, 51n, 54n, 55n, 58n, 59n, 60n, 61n, 70n]);
       await fresh.dispose();
     });
 
