@@ -422,13 +422,6 @@ function rowsAsArrays(unique: readonly StoreItem[]): string[] {
   return [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices].map((c) => c + "}");
 }
 
-/** Whether `b` is `a` sent again: resendKey's fields, compared without building the key. */
-function sameResend(a: ResendFields, b: ResendFields): boolean {
-  if (a.clientId !== b.clientId || (a.fromId ?? 0n) !== (b.fromId ?? 0n)) return false;
-  const conv = a.chatType === "C2C" || a.chatType === "C2G";
-  return conv ? a.chatType === b.chatType && a.toId === b.toId : b.chatType !== "C2C" && b.chatType !== "C2G";
-}
-
 /**
  * Each item's first occurrence in the batch (the first of a message and its resends is the one stored), found by
  * client id: a resend key per message was four strings a message, for a repeat nearly no batch holds.
@@ -442,9 +435,11 @@ function firstOccurrences(items: readonly StoreItem[]): number[] {
     let f = i;
     if (j === undefined) byClientId.set(row.clientId, i);
     else {
-      // The same client id from another sender or conversation is another message (rare): the earlier firsts are scanned.
+      // The same client id from another sender or conversation is another message (rare): the earlier firsts are
+      // compared by their resend keys, built only here.
+      const key = resendKey(row);
       for (let k = j; k < i; k++) {
-        if (first[k] === k && sameResend(items[k]!.row, row)) {
+        if (first[k] === k && resendKey(items[k]!.row) === key) {
           f = k;
           break;
         }
