@@ -193,6 +193,8 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     sessions: opts.delivery?.sessions ?? transportSessions,
     social: opts.delivery?.social ?? social.graph,
   });
+  // Its watermark goes in before this node stores a message (src/delivery/floors.ts).
+  await delivery.start();
   const services: Services = { ...base, delivery };
   // Deliver entries for this node's devices may not have been sent while Redis was away: they pull.
   // And devices elsewhere whose messages this node stored while cut off (its presence lookups failed) pull.

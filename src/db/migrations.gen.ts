@@ -208,5 +208,12 @@ export const migrations: readonly EmbeddedMigration[] = [
       "-- A C2C or C2G id names one message in its conversation (messages_c2c_tsid_uq, messages_c2g_tsid_uq), and a resend\n-- is found there: the per-sender index covers C2S and S2C only, one B-tree entry fewer per C2C and C2G insert.\nDROP INDEX \"messages_sender_client_id_uq\";",
       "CREATE UNIQUE INDEX \"messages_sender_client_id_uq\" ON \"messages\" USING btree (coalesce(\"from_id\", 0),\"client_id\") WHERE \"messages\".\"chat_type\" in ('C2S', 'S2C');"
     ]
+  },
+  {
+    "tag": "0016_writer_watermark",
+    "hash": "9a82c235dfce1f39dd68293956833d14ede544558b6d551baa6135fc4e439ffe",
+    "statements": [
+      "-- Each running node's watermark (src/delivery/floors.ts): floors move past what devices acknowledged up to the\n-- least of them, so a reconnect's pending check walks what is unacknowledged, not every acknowledged message.\nCREATE TABLE \"writer_watermark\" (\n\t\"instance\" text PRIMARY KEY NOT NULL,\n\t\"low_id\" bigint NOT NULL,\n\t\"seen_at\" bigint NOT NULL\n);"
+    ]
   }
 ];

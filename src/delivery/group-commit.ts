@@ -90,6 +90,8 @@ export class GroupCommit<T, R> {
   #queuedBytes = 0;
   /** The last batch failed: the store is taken as unavailable until one commits. */
   #failing = false;
+  /** Batches sent and not answered yet by the database (forEachUnanswered). */
+  readonly #writing = new Set<readonly T[]>();
   /** Batches written so far (metrics, tests). */
   batches = 0;
 
@@ -141,6 +143,16 @@ export class GroupCommit<T, R> {
     return this.#queue.length;
   }
 
+  /**
+   * Every item queued or sent and not answered yet: what may still commit
+   * (the writer's watermark, src/delivery/floors.ts). Walks them all: for a
+   * timer, not for each item.
+   */
+  forEachUnanswered(fn: (item: T) => void): void {
+    for (const w of this.#queue) fn(w.item);
+    for (const items of this.#writing) for (const item of items) fn(item);
+  }
+
   /** Whether the queue's head may be written now: a slot (or the large lane) is free for it. */
   #canRun(): boolean {
     const head = this.#queue[0];
@@ -184,13 +196,16 @@ export class GroupCommit<T, R> {
         this.#inflight++;
         this.#inflightWeight += weight;
       }
-      const written: Promise<Outcome<R>> = this.write(batch.map((b) => b.item)).then(
+      const items = batch.map((b) => b.item);
+      this.#writing.add(items);
+      const written: Promise<Outcome<R>> = this.write(items).then(
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
       );
       // A slot is the database's: it frees when the database answered, not when the batch settles (a batch waiting
       // for an earlier one of its senders, a large insert in the lane, must not keep everyone else's from the database).
       void written.then((out) => {
+        this.#writing.delete(items);
         this.#failing = !out.ok;
         if (lane) this.#large--;
         else {

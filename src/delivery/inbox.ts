@@ -121,6 +121,22 @@ function c2cPending(user: SQL, device: SQL, floor: SQL): SQL {
       and not ${sentFrom(user, device)} and ${unmarked}`;
 }
 
+/**
+ * The least server id a device has not acknowledged outside timelines, or null: each source (its inbox, its two
+ * C2C sides) walked up its index from the floor to its first unmarked message only, not to its last pending one
+ * (a device with a backlog costs its acknowledged run, not its backlog).
+ */
+function firstDirectPending(user: SQL, device: SQL, floor: SQL): SQL {
+  const unmarked = (id: SQL) => sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = ${id})`;
+  return sql`least(
+      (select i.message_id from inbox i where i.user_id = ${user} and i.message_id >= ${floor} and ${unmarked(sql`i.message_id`)}
+        order by i.message_id limit 1),
+      (select m.id from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
+        and not ${sentFrom(user, device)} and ${unmarked(sql`m.id`)} order by m.id limit 1),
+      (select m.id from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
+        and not ${sentFrom(user, device)} and ${unmarked(sql`m.id`)} order by m.id limit 1))`;
+}
+
 /** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
 const directPending = (user: SQL, device: SQL, floor: SQL): SQL => sql`${inboxPending(user, device, floor)}
     union all ${c2cPending(user, device, floor)}`;
@@ -232,17 +248,56 @@ export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
  * and never down.
  */
 export function compactFloorsQuery(safe: bigint): SQL {
+  return floorsQuery(sql`${safe}`, sql`${deliveryDevices} n`);
+}
+
+/**
+ * The floors' watermark bound (docs/delivery.md "Floors"): the least of the
+ * running nodes' watermarks (src/delivery/floors.ts), under which no message
+ * can still commit, and never below compaction's settled bound (a node that
+ * stopped without removing its row holds the floors back for SETTLE_MS).
+ */
+export function watermarkBound(nowMs: number): SQL {
+  const settled = idFloorForTime(nowMs - SETTLE_MS);
+  return sql`(select greatest(${settled}::bigint, coalesce(min(w.low_id), ${settled}::bigint)) from writer_watermark w
+    where w.seen_at >= ${nowMs - SETTLE_MS})`;
+}
+
+/**
+ * The floor update for some devices (InboxReader.advanceFloors; exported for
+ * its plan test): compaction's rule, bounded by the nodes' watermarks instead
+ * of the settled time, one primary-key probe per device.
+ */
+export function advanceFloorsQuery(devices: readonly DeviceKey[], nowMs: number): SQL {
+  const users = arrayLiteral(devices.map((d) => d.userId.toString()));
+  const ids = arrayLiteral(devices.map((d) => d.deviceId));
+  return floorsQuery(
+    watermarkBound(nowMs),
+    sql`unnest(${users}::bigint[], ${ids}::text[]) as r(user_id, device_id)
+      cross join lateral (select k.* from ${deliveryDevices} k where k.user_id = r.user_id and k.device_id = r.device_id offset 0) n`,
+  );
+}
+
+/** Floors of the devices `from` names (rows `n` of delivery_device) moved up to their first pending message, at most to `safe`. */
+function floorsQuery(safe: SQL, from: SQL): SQL {
   const [u, d, floor] = [sql`n.user_id`, sql`n.device_id`, sql`n.floor_id`];
   const shift = sql.raw(String(SHIFT));
   // Only rows whose floor moves are written (an update of every device each run wrote a row version apiece). Never
   // down: the timeline bound may fall under the floor (an entry minted just above it), and a lower floor would make
-  // older messages pending again (those before the device was registered, say).
+  // older messages pending again (those before the device was registered, say). `offset 0`: the bound and each
+  // device's new floor are computed once (pulled up, the planner evaluated them again in the update's filter).
   return sql`update ${deliveryDevices} d set floor_id = x.floor
-    from (select n.user_id, n.device_id, least(${safe},
-        coalesce((select min(p.mid) from (${directPending(u, d, floor)}) p), ${safe}),
-        coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, ${safe})) as floor
-      from ${deliveryDevices} n where n.floor_id < ${safe}) x
+    from (select n.user_id, n.device_id, least(b.safe,
+        coalesce(${firstDirectPending(u, d, floor)}, b.safe),
+        coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, b.safe)) as floor
+      from ${from} cross join (select (${safe})::bigint as safe offset 0) b where n.floor_id < b.safe offset 0) x
     where d.user_id = x.user_id and d.device_id = x.device_id and x.floor > d.floor_id`;
+}
+
+/** A user's device. */
+export interface DeviceKey {
+  readonly userId: bigint;
+  readonly deviceId: string;
 }
 
 const NOT_OPENED: DeviceOpen = { status: undefined, pending: false };
@@ -482,6 +537,16 @@ export class InboxReader {
           from timeline_head h) f
         where f.conv_id = c.conv_id and f.low > c.seq`);
     });
+  }
+
+  /**
+   * Moves these devices' floors up past what they acknowledged, as far as the
+   * nodes' watermarks allow (src/delivery/floors.ts): a reconnect's pending
+   * check then walks what is unacknowledged, not every message acknowledged
+   * since the last compaction. Marks under the floors stay for compaction.
+   */
+  async advanceFloors(devices: readonly DeviceKey[], nowMs: number): Promise<void> {
+    if (devices.length) await this.store.db.execute(advanceFloorsQuery(devices, nowMs));
   }
 
   /** Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered. */

@@ -6,6 +6,7 @@
 import type { Services } from "../services.ts";
 import { configuredBots, type Bot } from "./bots.ts";
 import { Engine } from "./engine.ts";
+import { Floors } from "./floors.ts";
 import { InboxReader, SETTLE_MS } from "./inbox.ts";
 import { MarkLedger, MemoryMarkShare } from "./marks.ts";
 import type { DeliveryEngine, Notifier, SessionRegistry, SocialGraph } from "./ports.ts";
@@ -27,6 +28,11 @@ export interface Delivery {
   readonly social: SocialGraph;
   /** Deletes messages older than the retention (returns how many), then compacts floors and marks. */
   prune(): Promise<number>;
+  /**
+   * Publishes this node's watermark and starts moving floors behind acknowledgements (src/delivery/floors.ts):
+   * before the node takes traffic. Without it floors move only with compaction.
+   */
+  start(): Promise<void>;
   /** Waits for uplinks in progress and commits every queued batch. */
   flush(): Promise<void>;
   /** Stops the timers and flushes pending batches. */
@@ -43,10 +49,15 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     config.deliveryBatchMax,
     { maxItems: config.deliveryQueueMax, maxBytes: config.deliveryQueueMaxBytes },
     config.deliveryWriteDepth,
+    now,
   );
+  let floors: Floors | undefined;
   const marks = new MarkLedger(
     services.marks ?? new MemoryMarkShare(),
-    (rows) => writeMarks(store, rows),
+    async (rows) => {
+      await writeMarks(store, rows);
+      floors?.touch(rows);
+    },
     // Acks fold into one cursor row per device and group before the write, so a tick of a 1,000-member
     // group (thousands of acks) is still one row per device: the batch bound is on acks held, not rows.
     config.deliveryBatchMax * 16,
@@ -74,6 +85,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     const gone = await inbox.prune(now() - config.messageRetentionDays * DAY_MS);
     // Compaction never moves a floor past messages minted this recently (they may still be in a batch).
     await inbox.compact(now() - SETTLE_MS);
+    await Floors.sweep(store, now());
     return gone;
   };
   const pruneTimer = setInterval(
@@ -96,6 +108,12 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
     inbox,
     social: deps.social,
     prune,
+    start: async () => {
+      if (floors) return;
+      const f = new Floors(store, inbox, () => writer.lowWater(services.ids.next()), now, log);
+      await f.start();
+      floors = f;
+    },
     flush,
     stop: () =>
       (stopped ??= (async () => {
@@ -103,6 +121,7 @@ export function createDelivery(services: Services, deps: DeliveryDeps): Delivery
         core.wheel.stop();
         core.stop();
         await flush();
+        await floors?.stop();
       })()),
   };
 }

@@ -11,7 +11,7 @@ import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
 import { arrayElement } from "../db/literals.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
-import { tsidOf } from "./inbox.ts";
+import { SETTLE_MS, tsidOf } from "./inbox.ts";
 import { metrics } from "../metrics/index.ts";
 
 export type MessageRow = typeof messages.$inferInsert;
@@ -527,12 +527,15 @@ const weightOf = (i: StoreItem): number => (i.row.chatType === "C2G" ? OVERLAP_B
 /** The node's message queue: messages with their inbox rows, sender marks and timeline entries, group-committed, bounded. */
 export class DeliveryWriter {
   readonly messages: GroupCommit<StoreItem, Stored>;
+  /** Failed batches that may still commit (lost connection): their least id, until `until` (ms). */
+  #pinned: { id: bigint; until: number }[] = [];
 
   constructor(
     store: Store,
     maxBatch: number,
     bounds: Omit<QueueBounds<StoreItem>, "sizeOf"> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER },
     depth = 2,
+    private readonly now: () => number = Date.now,
   ) {
     // Up to `depth` batches of small messages in flight (IBIS_DELIVERY_WRITE_DEPTH, default 2), the second only while
     // the one in flight is small: at light load a message is written at once instead of after the commit in flight
@@ -542,7 +545,12 @@ export class DeliveryWriter {
     // BATCH_BYTES) goes in a lane of its own beside them; batches settle in order per sender (per group for C2G), so
     // its long insert holds up no one else's acknowledgements. PGlite has one connection: one batch at a time.
     this.messages = new GroupCommit(
-      metrics.timed((items: StoreItem[]) => writeMessages(store, items)),
+      metrics.timed((items: StoreItem[]) =>
+        writeMessages(store, items).catch((err: unknown) => {
+          if (mayHaveCommitted(err)) this.#pin(items, now());
+          throw err;
+        }),
+      ),
       maxBatch,
       store.kind === "postgres" ? depth : 1,
       { ...bounds, sizeOf: itemBytes },
@@ -553,4 +561,38 @@ export class DeliveryWriter {
   flush(): Promise<void> {
     return this.messages.flush();
   }
+
+  /**
+   * This node's watermark (src/delivery/floors.ts): no message with a smaller
+   * id can still commit from this node. `next` is an id just minted (every
+   * later one is larger); the least id queued, in the database's hands, or of a
+   * failed batch that may have committed after all, holds it lower.
+   */
+  lowWater(next: bigint): bigint {
+    let low = next;
+    this.messages.forEachUnanswered((item) => {
+      if (item.row.id < low) low = item.row.id;
+    });
+    const t = this.now();
+    if (this.#pinned.length) this.#pinned = this.#pinned.filter((p) => p.until > t);
+    for (const p of this.#pinned) if (p.id < low) low = p.id;
+    return low;
+  }
+
+  #pin(items: readonly StoreItem[], t: number): void {
+    let id = items[0]!.row.id;
+    for (const i of items) if (i.row.id < id) id = i.row.id;
+    this.#pinned.push({ id, until: t + SETTLE_MS });
+  }
+}
+
+/**
+ * Whether a failed write may have committed all the same: anything but an
+ * error the database reported for the statement (a SQLSTATE outside class 08,
+ * connection exceptions), which rolled it back. A connection lost while the
+ * commit was on its way is the case this guards.
+ */
+export function mayHaveCommitted(err: unknown): boolean {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  return !(typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) && !code.startsWith("08"));
 }

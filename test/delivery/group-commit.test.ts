@@ -51,6 +51,27 @@ describe("GroupCommit", () => {
     expect(gc.batches).toBe(3);
   });
 
+  test("forEachUnanswered: items queued and items sent and not answered, none answered (committed or failed)", async () => {
+    const { gc, gates, turn } = gated<number>({});
+    const unanswered = () => {
+      const seen: number[] = [];
+      gc.forEachUnanswered((i) => seen.push(i));
+      return seen.sort((a, b) => a - b);
+    };
+    const done = [gc.add(1), gc.add(2)];
+    expect(unanswered()).toEqual([1, 2]); // queued, not sent yet
+    await turn();
+    done.push(gc.add(3));
+    expect(unanswered()).toEqual([1, 2, 3]); // 1 and 2 in flight, 3 in the second slot's batch or queued
+    await turn();
+    gates.shift()!();
+    await done[0];
+    expect(unanswered()).toEqual([3]);
+    gates.shift()!();
+    await Promise.all(done);
+    expect(unanswered()).toEqual([]);
+  });
+
   test("a failed write rejects every item of its batch and the queue goes on", async () => {
     let fail = true;
     const gc = new GroupCommit<number, number>(async (items) => {

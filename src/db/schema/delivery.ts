@@ -1,5 +1,5 @@
 import { index, pgTable, primaryKey, text } from "drizzle-orm/pg-core";
-import { id } from "./columns.ts";
+import { id, ms } from "./columns.ts";
 
 /**
  * Per-recipient inbox of C2S and S2C messages: one row per (user, message)
@@ -44,3 +44,15 @@ export const deliveryDevices = pgTable(
   },
   (t) => [primaryKey({ columns: [t.userId, t.deviceId] })],
 );
+
+/**
+ * Each running node's watermark (src/delivery/floors.ts, docs/delivery.md
+ * "Floors"): no message with a smaller id can still commit from that node.
+ * Written at start, every second, removed at a clean stop; the least of them
+ * bounds how far a device's floor moves past what it acknowledged.
+ */
+export const writerWatermarks = pgTable("writer_watermark", {
+  instance: text("instance").primaryKey(),
+  lowId: id("low_id").notNull(),
+  seenAt: ms("seen_at").notNull(),
+});
