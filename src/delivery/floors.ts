@@ -67,12 +67,13 @@ export class Floors {
   async #tick(): Promise<void> {
     try {
       await this.#publish();
-      for (let n = 0; n < STATEMENTS_PER_TICK && this.#touched.size; n++) {
-        const batch = this.#take(DEVICES_PER_STATEMENT);
+      // What was touched before this tick: marks written meanwhile wait for the next one (no chase within a tick).
+      const devices = this.#take(DEVICES_PER_STATEMENT * STATEMENTS_PER_TICK);
+      for (let from = 0; from < devices.length; from += DEVICES_PER_STATEMENT) {
         try {
-          await this.inbox.advanceFloors(batch, this.now());
+          await this.inbox.advanceFloors(devices.slice(from, from + DEVICES_PER_STATEMENT), this.now());
         } catch (err) {
-          for (const d of batch) this.#touch(d);
+          for (const d of devices.slice(from)) this.#touch(d);
           throw err;
         }
       }

@@ -98,10 +98,18 @@ function firstTimelinePending(user: SQL, device: SQL, floor: SQL): SQL {
     where s.user_id = ${user}`;
 }
 
+/**
+ * Message `id` has no mark of this device. One primary-key probe per message: `offset 0` keeps the planner from
+ * making it an anti join, which with stale statistics (a database filling faster than it is analyzed) read every
+ * mark of the device for each message walked, a cost that grew with each acknowledgement (bench/FINDINGS.md).
+ */
+const unmarked = (user: SQL, device: SQL, id: SQL): SQL =>
+  sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = ${id} offset 0)`;
+
 /** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
 function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
   return sql`select i.message_id as mid from inbox i where i.user_id = ${user} and i.message_id >= ${floor}
-    and not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = i.message_id)`;
+    and ${unmarked(user, device, sql`i.message_id`)}`;
 }
 
 /** Message `m` was sent from this device (its row's from_device; false for rows stored before 0014 and for S2C). */
@@ -114,28 +122,61 @@ const sentFrom = (user: SQL, device: SQL): SQL => sql`coalesce(m.from_id = ${use
  * (messages_c2c_to_idx, messages_c2c_from_idx); a note to oneself is in both, and every reader takes ids as a set.
  */
 function c2cPending(user: SQL, device: SQL, floor: SQL): SQL {
-  const unmarked = sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = m.id)`;
+  const mark = unmarked(user, device, sql`m.id`);
   return sql`select m.id as mid from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
-      and not ${sentFrom(user, device)} and ${unmarked}
+      and not ${sentFrom(user, device)} and ${mark}
     union all select m.id as mid from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
-      and not ${sentFrom(user, device)} and ${unmarked}`;
+      and not ${sentFrom(user, device)} and ${mark}`;
 }
 
-/**
- * The least server id a device has not acknowledged outside timelines, or null: each source (its inbox, its two
- * C2C sides) walked up its index from the floor to its first unmarked message only, not to its last pending one
- * (a device with a backlog costs its acknowledged run, not its backlog).
- */
-function firstDirectPending(user: SQL, device: SQL, floor: SQL): SQL {
-  const unmarked = (id: SQL) => sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = ${id})`;
-  return sql`least(
-      (select i.message_id from inbox i where i.user_id = ${user} and i.message_id >= ${floor} and ${unmarked(sql`i.message_id`)}
-        order by i.message_id limit 1),
-      (select m.id from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
-        and not ${sentFrom(user, device)} and ${unmarked(sql`m.id`)} order by m.id limit 1),
-      (select m.id from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
-        and not ${sentFrom(user, device)} and ${unmarked(sql`m.id`)} order by m.id limit 1))`;
+/** One source of a device's direct messages: the user's rows of a table (alias `r`), walked by `id`. */
+interface DirectSource {
+  /** `table r where …`: the user's rows. */
+  readonly rows: SQL;
+  /** The server id column (what the walk's index is ordered by after the user). */
+  readonly id: SQL;
+  /** The columns a row's test needs. */
+  readonly columns: SQL;
+  /** Whether row `r` is the device's (not sent from the device itself). */
+  readonly its: SQL;
 }
+
+const directSources = (user: SQL, device: SQL): DirectSource[] => {
+  const notOwn = sql`not coalesce(r.from_id = ${user} and r.from_device = ${device}, false)`;
+  const c2c = (side: SQL): DirectSource => ({
+    rows: sql`messages r where r.chat_type = 'C2C' and ${side} = ${user}`,
+    id: sql`r.id`,
+    columns: sql`r.id, r.from_id, r.from_device`,
+    its: notOwn,
+  });
+  return [{ rows: sql`inbox r where r.user_id = ${user}`, id: sql`r.message_id`, columns: sql`r.message_id`, its: sql`true` }, c2c(sql`r.to_id`), c2c(sql`r.from_id`)];
+};
+
+/**
+ * A device's new floor outside timelines: the least server id it has not acknowledged, at most `bound`, as
+ * lateral joins after `n` (its delivery_device row); the last one's `best` is the answer. Each source (its
+ * inbox, its two C2C sides) is walked up its index from the floor only below the best found so far, which starts
+ * at the first row of each source when that one is pending: a device stuck behind one message it never
+ * acknowledged costs a probe per source at each run, not a walk over everything acknowledged since.
+ */
+function directFloor(user: SQL, device: SQL, floor: SQL, bound: SQL): SQL {
+  const sources = directSources(user, device);
+  const w = (i: number) => sql.raw(`w${i}`);
+  const atFloor = sources.map(
+    (x) => sql`(select ${x.id} from (select ${x.columns} from ${x.rows} and ${x.id} >= ${floor} order by ${x.id} limit 1) r
+      where ${x.its} and ${unmarked(user, device, x.id)})`,
+  );
+  const walks = sources.map(
+    (x, i) => sql`cross join lateral (select least(${w(i)}.best, (select ${x.id} from ${x.rows} and ${x.id} >= ${floor} and ${x.id} < ${w(i)}.best
+        and ${x.its} and ${unmarked(user, device, x.id)} order by ${x.id} limit 1)) as best offset 0) ${w(i + 1)}`,
+  );
+  return sql`cross join lateral (select least(${bound}, ${sql.join(atFloor, sql`, `)}) as best offset 0) ${w(0)}
+    ${sql.join(walks, sql`
+    `)}`;
+}
+
+/** The lateral join of `directFloor` holding its answer. */
+const DIRECT_FLOOR = sql.raw("w3.best");
 
 /** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
 const directPending = (user: SQL, device: SQL, floor: SQL): SQL => sql`${inboxPending(user, device, floor)}
@@ -287,10 +328,11 @@ function floorsQuery(safe: SQL, from: SQL): SQL {
   // older messages pending again (those before the device was registered, say). `offset 0`: the bound and each
   // device's new floor are computed once (pulled up, the planner evaluated them again in the update's filter).
   return sql`update ${deliveryDevices} d set floor_id = x.floor
-    from (select n.user_id, n.device_id, least(b.safe,
-        coalesce(${firstDirectPending(u, d, floor)}, b.safe),
+    from (select n.user_id, n.device_id, least(${DIRECT_FLOOR},
         coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, b.safe)) as floor
-      from ${from} cross join (select (${safe})::bigint as safe offset 0) b where n.floor_id < b.safe offset 0) x
+      from ${from} cross join (select (${safe})::bigint as safe offset 0) b
+      ${directFloor(u, d, floor, sql`b.safe`)}
+      where n.floor_id < b.safe offset 0) x
     where d.user_id = x.user_id and d.device_id = x.device_id and x.floor > d.floor_id`;
 }
 

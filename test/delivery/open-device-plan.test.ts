@@ -45,6 +45,10 @@ describe("openDevice probes by key [postgres]", () => {
     expect(text).toMatch(/messages_c2c_from_idx[^\n]*\n\s*Index Cond: \(\(from_id = [^\n]*\(id >= /);
     // Entries are found per span by (conv_id, seq), never by message_id across every group.
     expect(text).not.toMatch(/Index Cond: \(message_id >=/);
+    // A message's mark is looked up by its whole key per message (a subplan), never the device's marks read and
+    // joined afterwards (an anti join: with stale statistics, every mark of the device for each message walked).
+    expect(text).toMatch(/delivery_mark[^\n]*\n\s*(Index Cond|Filter): \(\(user_id = [^\n]*\(device_id = [^\n]*\(message_id = /);
+    expect(text).not.toMatch(/Anti Join/);
   };
 
   test("before ANALYZE", async () => {
