@@ -658,6 +658,8 @@ export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatTyp
     order by (case when t.seq is null
         then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
           or (m.chat_type = 'C2C' and ${sentFrom(sql`${userId}`, sql`${deviceId}`)})
+          -- Under the floor: acknowledged (or never the device's) even once compaction deleted its mark.
+          or m.id < ${floorOf(userId, deviceId)}
         else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
           and c.conv_id = t.conv_id and (t.seq <= c.seq or c.above @> t.seq)) end), m.id
     limit 1`;

@@ -84,6 +84,15 @@ for (const kind of storeKinds()) {
       expect(await floorOf(1)).toBe(idAt(5n));
     });
 
+    test("a frame ACK's tsid names the device's pending message, not one under its floor whose mark compaction deleted", async () => {
+      // The same tsid in two conversations with user 5: one acknowledged long ago (under the floor, mark gone), one pending.
+      await run(sql`insert into delivery_device (user_id, device_id, floor_id) values (5, 'd', ${idAt(50n)})`);
+      await run(sql`insert into messages (id, client_id, chat_type, from_id, from_device, to_id, payload, server_ts)
+        values (${idAt(10n)}, 'C2C.777.1.a', 'C2C', 6, 'x', 5, '{}', 1), (${idAt(60n)}, 'C2C.777.1.b', 'C2C', 7, 'x', 5, '{}', 1)`);
+      const target = await new InboxReader(ts.store).resolveTsid(5n, "d", "C2C", "777");
+      expect(target?.serverId).toBe(idAt(60n));
+    });
+
     test("the writer's watermark: an id just minted when nothing is queued, else the least one queued", async () => {
       const writer = new DeliveryWriter(ts.store, 100);
       const item = (id: bigint): StoreItem => ({ row: toRow(c2c(7n, 8n), id, "x"), inbox: [], marks: [] });
