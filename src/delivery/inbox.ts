@@ -154,12 +154,12 @@ const directSources = (user: SQL, device: SQL): DirectSource[] => {
 
 /**
  * A device's new floor outside timelines: the least server id it has not acknowledged, at most `bound`, as
- * lateral joins after `n` (its delivery_device row); the last one's `best` is the answer. Each source (its
+ * lateral joins after `n` (its delivery_device row) and the column of the last one that holds it. Each source (its
  * inbox, its two C2C sides) is walked up its index from the floor only below the best found so far, which starts
  * at the first row of each source when that one is pending: a device stuck behind one message it never
  * acknowledged costs a probe per source at each run, not a walk over everything acknowledged since.
  */
-function directFloor(user: SQL, device: SQL, floor: SQL, bound: SQL): SQL {
+function directFloor(user: SQL, device: SQL, floor: SQL, bound: SQL): { joins: SQL; best: SQL } {
   const sources = directSources(user, device);
   const w = (i: number) => sql.raw(`w${i}`);
   const atFloor = sources.map(
@@ -170,13 +170,13 @@ function directFloor(user: SQL, device: SQL, floor: SQL, bound: SQL): SQL {
     (x, i) => sql`cross join lateral (select least(${w(i)}.best, (select ${x.id} from ${x.rows} and ${x.id} >= ${floor} and ${x.id} < ${w(i)}.best
         and ${x.its} and ${unmarked(user, device, x.id)} order by ${x.id} limit 1)) as best offset 0) ${w(i + 1)}`,
   );
-  return sql`cross join lateral (select least(${bound}, ${sql.join(atFloor, sql`, `)}) as best offset 0) ${w(0)}
+  return {
+    joins: sql`cross join lateral (select least(${bound}, ${sql.join(atFloor, sql`, `)}) as best offset 0) ${w(0)}
     ${sql.join(walks, sql`
-    `)}`;
+    `)}`,
+    best: sql`${w(sources.length)}.best`,
+  };
 }
-
-/** The lateral join of `directFloor` holding its answer. */
-const DIRECT_FLOOR = sql.raw("w3.best");
 
 /** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
 const directPending = (user: SQL, device: SQL, floor: SQL): SQL => sql`${inboxPending(user, device, floor)}
@@ -327,11 +327,12 @@ function floorsQuery(safe: SQL, from: SQL): SQL {
   // down: the timeline bound may fall under the floor (an entry minted just above it), and a lower floor would make
   // older messages pending again (those before the device was registered, say). `offset 0`: the bound and each
   // device's new floor are computed once (pulled up, the planner evaluated them again in the update's filter).
+  const direct = directFloor(u, d, floor, sql`b.safe`);
   return sql`update ${deliveryDevices} d set floor_id = x.floor
-    from (select n.user_id, n.device_id, least(${DIRECT_FLOOR},
+    from (select n.user_id, n.device_id, least(${direct.best},
         coalesce((((${firstTimelinePending(u, d, floor)}) >> ${shift}) - ${SETTLE_MS}) << ${shift}, b.safe)) as floor
       from ${from} cross join (select (${safe})::bigint as safe offset 0) b
-      ${directFloor(u, d, floor, sql`b.safe`)}
+      ${direct.joins}
       where n.floor_id < b.safe offset 0) x
     where d.user_id = x.user_id and d.device_id = x.device_id and x.floor > d.floor_id`;
 }
