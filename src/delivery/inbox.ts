@@ -106,34 +106,15 @@ function firstTimelinePending(user: SQL, device: SQL, floor: SQL): SQL {
 const unmarked = (user: SQL, device: SQL, id: SQL): SQL =>
   sql`not exists (select 1 from delivery_mark k where k.user_id = ${user} and k.device_id = ${device} and k.message_id = ${id} offset 0)`;
 
-/** Inbox messages a user's device has not acknowledged: from its floor up, without a mark. */
-function inboxPending(user: SQL, device: SQL, floor: SQL): SQL {
-  return sql`select i.message_id as mid from inbox i where i.user_id = ${user} and i.message_id >= ${floor}
-    and ${unmarked(user, device, sql`i.message_id`)}`;
-}
+/** Message row `row` was sent from this device (its from_device; false for rows stored before 0014 and for S2C). */
+const sentFrom = (row: string, user: SQL, device: SQL): SQL =>
+  sql`coalesce(${sql.raw(row)}.from_id = ${user} and ${sql.raw(row)}.from_device = ${device}, false)`;
 
-/** Message `m` was sent from this device (its row's from_device; false for rows stored before 0014 and for S2C). */
-const sentFrom = (user: SQL, device: SQL): SQL => sql`coalesce(m.from_id = ${user} and m.from_device = ${device}, false)`;
-
-/**
- * C2C messages a user's device has not acknowledged, from its floor up (docs/delivery.md "C2C"): a C2C message
- * has no inbox rows, its sides say whose it is. Those the user received, and those the user sent, except from
- * this device (the row's from_device; rows stored before it existed have a sender mark). One index range each
- * (messages_c2c_to_idx, messages_c2c_from_idx); a note to oneself is in both, and every reader takes ids as a set.
- */
-function c2cPending(user: SQL, device: SQL, floor: SQL): SQL {
-  const mark = unmarked(user, device, sql`m.id`);
-  return sql`select m.id as mid from messages m where m.chat_type = 'C2C' and m.to_id = ${user} and m.id >= ${floor}
-      and not ${sentFrom(user, device)} and ${mark}
-    union all select m.id as mid from messages m where m.chat_type = 'C2C' and m.from_id = ${user} and m.id >= ${floor}
-      and not ${sentFrom(user, device)} and ${mark}`;
-}
-
-/** One source of a device's direct messages: the user's rows of a table (alias `r`), walked by `id`. */
+/** One source of a device's direct messages: the user's rows of a table (alias `r`), by server id. */
 interface DirectSource {
   /** `table r where …`: the user's rows. */
   readonly rows: SQL;
-  /** The server id column (what the walk's index is ordered by after the user). */
+  /** The server id column (what the source's index is ordered by after the user). */
   readonly id: SQL;
   /** The columns a row's test needs. */
   readonly columns: SQL;
@@ -141,13 +122,19 @@ interface DirectSource {
   readonly its: SQL;
 }
 
+/**
+ * Where a device's messages outside timelines are: its user's inbox (C2S, S2C), and its user's C2C messages
+ * (docs/delivery.md "C2C": a C2C message has no inbox rows, its sides say whose it is), those received and those
+ * sent, except from this device (the row's from_device; rows stored before it existed have a sender mark). One
+ * index range each (the inbox's key, messages_c2c_to_idx, messages_c2c_from_idx); a note to oneself is in both
+ * C2C sides, and every reader takes ids as a set.
+ */
 const directSources = (user: SQL, device: SQL): DirectSource[] => {
-  const notOwn = sql`not coalesce(r.from_id = ${user} and r.from_device = ${device}, false)`;
   const c2c = (side: SQL): DirectSource => ({
     rows: sql`messages r where r.chat_type = 'C2C' and ${side} = ${user}`,
     id: sql`r.id`,
     columns: sql`r.id, r.from_id, r.from_device`,
-    its: notOwn,
+    its: sql`not ${sentFrom("r", user, device)}`,
   });
   return [{ rows: sql`inbox r where r.user_id = ${user}`, id: sql`r.message_id`, columns: sql`r.message_id`, its: sql`true` }, c2c(sql`r.to_id`), c2c(sql`r.from_id`)];
 };
@@ -178,9 +165,14 @@ function directFloor(user: SQL, device: SQL, floor: SQL, bound: SQL): { joins: S
   };
 }
 
-/** Server ids a device has not acknowledged outside timelines: its inbox's and its C2C messages. */
-const directPending = (user: SQL, device: SQL, floor: SQL): SQL => sql`${inboxPending(user, device, floor)}
-    union all ${c2cPending(user, device, floor)}`;
+/** Server ids a device has not acknowledged outside timelines (its sources' rows from its floor up, without a mark). */
+const directPending = (user: SQL, device: SQL, floor: SQL): SQL =>
+  sql.join(
+    directSources(user, device).map(
+      (x) => sql`select ${x.id} as mid from ${x.rows} and ${x.id} >= ${floor} and ${x.its} and ${unmarked(user, device, x.id)}`,
+    ),
+    sql` union all `,
+  );
 
 /**
  * Server ids of the messages the device has not acknowledged: its inbox
@@ -658,7 +650,7 @@ export function resolveTsidQuery(userId: bigint, deviceId: string, type: ChatTyp
     where split_part(m.client_id, '.', 2) = ${tsid} and m.chat_type = ${type} and ${mayAck(userId)}
     order by (case when t.seq is null
         then exists (select 1 from delivery_mark k where k.user_id = ${userId} and k.device_id = ${deviceId} and k.message_id = m.id)
-          or (m.chat_type = 'C2C' and ${sentFrom(sql`${userId}`, sql`${deviceId}`)})
+          or (m.chat_type = 'C2C' and ${sentFrom("m", sql`${userId}`, sql`${deviceId}`)})
           -- Under the floor: acknowledged (or never the device's) even once compaction deleted its mark.
           or m.id < ${floorOf(userId, deviceId)}
         else exists (select 1 from timeline_cursor c where c.user_id = ${userId} and c.device_id = ${deviceId}
