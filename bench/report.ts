@@ -5,6 +5,7 @@
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { resolve } from "node:path";
 import { OUT_DIR, REPORT_PATH, RESULTS_DIR, type ResultFile, type Table } from "./lib/results.ts";
+import { writebackText } from "./lib/machine.ts";
 import { renderChart } from "./lib/svg.ts";
 
 /** The host's share of the run, when recorded: CPU steal and I/O stalls (bench/lib/machine.ts). */
@@ -58,7 +59,7 @@ export function buildReport(): string {
     const m = r.machine;
     out.push(`## ${r.scenario}`, "");
     out.push(
-      `${r.date} · **${r.quality}** · ${m.nproc} × ${m.cpu_model}, ${m.mem_total_mb} MiB · Bun ${m.bun}${m.node ? ` · Node ${m.node}` : ""}${r.load_at_start !== undefined ? ` · load at start ${r.load_at_start}` : ""}${noiseText(r.noise)} · load avg when written ${m.loadavg_at_start.join(" ")}`,
+      `${r.date} · **${r.quality}** · ${m.nproc} × ${m.cpu_model}, ${m.mem_total_mb} MiB · Bun ${m.bun}${m.node ? ` · Node ${m.node}` : ""}${r.load_at_start !== undefined ? ` · load at start ${r.load_at_start}` : ""}${noiseText(r.noise)}${writebackText(m.writeback)} · load avg when written ${m.loadavg_at_start.join(" ")}`,
       "",
     );
     out.push(`Parameters: \`${JSON.stringify(r.params)}\``, "");

@@ -10,6 +10,49 @@ export interface Machine {
   node: string | null;
   loadavg_at_start: number[];
   open_files_limit: number | null;
+  /** The kernel's writeback of dirty pages (undefined in results written before it was recorded). */
+  writeback?: Writeback;
+}
+
+/**
+ * How the kernel writes dirty pages back (/proc/sys/vm, null where absent).
+ * PostgreSQL's backends leave the relation files they extend and evict dirty
+ * in the page cache; with the defaults (background at 10 % of memory, pages
+ * older than 30 s written every 5 s) they are flushed in bursts of 100+ MB
+ * that commits' WAL flushes queue behind: a C2C latency tail of tens of ms
+ * that no server code causes (bench/FINDINGS.md 2026-11-28 ninth,
+ * docs/operations.md). A run's tails are read with these beside them.
+ */
+export interface Writeback {
+  dirty_background_bytes: number | null;
+  dirty_background_ratio: number | null;
+  dirty_expire_centisecs: number | null;
+  dirty_writeback_centisecs: number | null;
+}
+
+function vm(name: string): number | null {
+  const text = read(`/proc/sys/vm/${name}`);
+  const n = text === undefined ? NaN : Number(text.trim());
+  return Number.isFinite(n) ? n : null;
+}
+
+export function writeback(): Writeback {
+  return {
+    dirty_background_bytes: vm("dirty_background_bytes"),
+    dirty_background_ratio: vm("dirty_background_ratio"),
+    dirty_expire_centisecs: vm("dirty_expire_centisecs"),
+    dirty_writeback_centisecs: vm("dirty_writeback_centisecs"),
+  };
+}
+
+/** The report's words for a run's writeback settings: "" for the kernel's defaults or when unknown. */
+export function writebackText(w: Writeback | undefined): string {
+  if (!w) return "";
+  const background =
+    w.dirty_background_bytes ? `${Math.round(w.dirty_background_bytes / 2 ** 20)} MiB` : w.dirty_background_ratio !== null && w.dirty_background_ratio !== 10 ? `${w.dirty_background_ratio} %` : undefined;
+  const expire = w.dirty_expire_centisecs !== null && w.dirty_expire_centisecs !== 3000 ? `${w.dirty_expire_centisecs / 100} s` : undefined;
+  const parts = [background && `background writeback from ${background}`, expire && `dirty pages written after ${expire}`].filter(Boolean);
+  return parts.length ? ` · kernel writeback tuned: ${parts.join(", ")}` : "";
 }
 
 function nodeVersion(): string | null {
@@ -41,6 +84,7 @@ export function machine(): Machine {
     node: nodeVersion(),
     loadavg_at_start: loadavg().map((x) => Math.round(x * 100) / 100),
     open_files_limit: openFilesLimit(),
+    writeback: writeback(),
   };
 }
 
