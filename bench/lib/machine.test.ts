@@ -32,7 +32,9 @@ describe("the kernel's writeback settings beside a run", () => {
   test.each([
     [{ dirty_background_bytes: 0, dirty_background_ratio: 10, dirty_expire_centisecs: 3000, dirty_writeback_centisecs: 500 }, ""],
     [{ dirty_background_bytes: 33554432, dirty_background_ratio: 0, dirty_expire_centisecs: 3000, dirty_writeback_centisecs: 500 }, " · kernel writeback tuned: background writeback from 32 MiB"],
-    [{ dirty_background_bytes: 0, dirty_background_ratio: 5, dirty_expire_centisecs: 500, dirty_writeback_centisecs: 100 }, " · kernel writeback tuned: background writeback from 5 %, dirty pages written after 5 s"],
+    [{ dirty_background_bytes: 0, dirty_background_ratio: 5, dirty_expire_centisecs: 500, dirty_writeback_centisecs: 100 }, " · kernel writeback tuned: background writeback from 5 %, dirty pages written after 5 s, periodic sweep every 1 s"],
+    [{ dirty_background_bytes: 0, dirty_background_ratio: 10, dirty_expire_centisecs: 3000, dirty_writeback_centisecs: 0 }, " · kernel writeback tuned: periodic sweep off"],
+    [{ dirty_background_bytes: 0, dirty_background_ratio: 10, dirty_expire_centisecs: 3000, dirty_writeback_centisecs: 100 }, " · kernel writeback tuned: periodic sweep every 1 s"],
     [{ dirty_background_bytes: null, dirty_background_ratio: null, dirty_expire_centisecs: null, dirty_writeback_centisecs: null }, ""],
   ] as const)("the report names what differs from the kernel's defaults: %j", (w, text) => {
     expect(writebackText(w)).toBe(text);

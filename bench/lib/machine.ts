@@ -51,7 +51,8 @@ export function writebackText(w: Writeback | undefined): string {
   const background =
     w.dirty_background_bytes ? `${Math.round(w.dirty_background_bytes / 2 ** 20)} MiB` : w.dirty_background_ratio !== null && w.dirty_background_ratio !== 10 ? `${w.dirty_background_ratio} %` : undefined;
   const expire = w.dirty_expire_centisecs !== null && w.dirty_expire_centisecs !== 3000 ? `${w.dirty_expire_centisecs / 100} s` : undefined;
-  const parts = [background && `background writeback from ${background}`, expire && `dirty pages written after ${expire}`].filter(Boolean);
+  const sweep = w.dirty_writeback_centisecs !== null && w.dirty_writeback_centisecs !== 500 ? (w.dirty_writeback_centisecs === 0 ? "off" : `every ${w.dirty_writeback_centisecs / 100} s`) : undefined;
+  const parts = [background && `background writeback from ${background}`, expire && `dirty pages written after ${expire}`, sweep && `periodic sweep ${sweep}`].filter(Boolean);
   return parts.length ? ` · kernel writeback tuned: ${parts.join(", ")}` : "";
 }
 
