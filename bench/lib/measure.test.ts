@@ -2,10 +2,11 @@ import { describe, expect, test } from "bun:test";
 import type { Round } from "./measure.ts";
 import { cpuPerMessage } from "./measure.ts";
 
-const round = (rate: number, server: number, client: number, db?: number, ctxtPerS?: number): Round => ({
+const round = (rate: number, server: number, client: number, db?: number, ctxtPerS?: number, serverSys?: number): Round => ({
   rate,
   latency: { count: 0, min_us: 0, mean_us: 0, p50_us: 0, p90_us: 0, p99_us: 0, p999_us: 0, max_us: 0 },
   server_cpu_pct: server,
+  ...(serverSys === undefined ? {} : { server_sys_pct: serverSys }),
   server_rss_kb: 0,
   server_minor_faults: 0,
   ...(db === undefined ? {} : { db_cpu_pct: db }),
@@ -25,7 +26,13 @@ describe("cpuPerMessage: a round's CPU % over its rate, µs", () => {
   ];
   for (const [rate, server, client, db, serverUs, dbUs, clientUs] of table) {
     test(`${rate} msg/s, server ${server} %, client ${client} %, db ${db} % → ${serverUs} / ${dbUs} / ${clientUs} µs`, () => {
-      expect(cpuPerMessage(round(rate, server, client, db))).toEqual({ server_us: serverUs, db_us: dbUs, client_us: clientUs, switches: null });
+      expect(cpuPerMessage(round(rate, server, client, db))).toEqual({
+        server_us: serverUs,
+        server_sys_us: null,
+        db_us: dbUs,
+        client_us: clientUs,
+        switches: null,
+      });
     });
   }
 
@@ -36,6 +43,11 @@ describe("cpuPerMessage: a round's CPU % over its rate, µs", () => {
 
   test("results written before the database was metered: no database figure; a round with no messages does not divide by zero", () => {
     expect(cpuPerMessage(round(2_000, 40, 10)).db_us).toBeNull();
-    expect(cpuPerMessage(round(0, 40, 10, 5, 300))).toEqual({ server_us: 400_000, db_us: 50_000, client_us: 100_000, switches: 300 });
+    expect(cpuPerMessage(round(0, 40, 10, 5, 300))).toEqual({ server_us: 400_000, server_sys_us: null, db_us: 50_000, client_us: 100_000, switches: 300 });
+  });
+
+  test("the server's kernel part per message, from the same rate (this machine's relay and Ibis node, tenth section)", () => {
+    expect(cpuPerMessage(round(28_340, 85, 90, 0.2, 5_000, 70)).server_sys_us).toBe(24.7); // the relay: mostly syscalls
+    expect(cpuPerMessage(round(7_000, 70, 35, 40, 8_500, 25)).server_sys_us).toBe(35.7); // Ibis: mostly its own code
   });
 });

@@ -16,6 +16,8 @@ export interface Round {
   rate: number;
   latency: Percentiles;
   server_cpu_pct: number;
+  /** The kernel's part of server_cpu_pct (stime); absent in results written before it was recorded. */
+  server_sys_pct?: number;
   server_rss_kb: number;
   /** Minor page faults of the server(s) during the round: pages of fresh memory touched. */
   server_minor_faults: number;
@@ -41,7 +43,7 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
   const ctxt0 = contextSwitches();
   const t0 = performance.now();
   const results = await run();
-  const cpu = meters.map((m) => m().cpu_pct);
+  const cpu = meters.map((m) => m());
   const wallMs = performance.now() - t0;
   const dbPct = ((cpuMsOfCommand("postgres") - db0) / wallMs) * 100;
   const ctxtPerS = ((contextSwitches() - ctxt0) / wallMs) * 1000;
@@ -50,7 +52,8 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
   return {
     rate: round(sum(results.map((r) => r.rate)), 1),
     latency: h.summary(),
-    server_cpu_pct: round(sum(cpu), 1),
+    server_cpu_pct: round(sum(cpu.map((c) => c.cpu_pct)), 1),
+    server_sys_pct: round(sum(cpu.map((c) => c.sys_pct)), 1),
     server_rss_kb: sum(serverPids.map(rssKb)),
     server_minor_faults: faults,
     db_cpu_pct: round(dbPct, 1),
@@ -79,13 +82,20 @@ export const latencyCells = (r: Round): (string | number)[] => [
  * CPU per message of a closed-loop round, µs: the server, PostgreSQL's processes and the load generator, each
  * its CPU % over the round (100 = one core for a second, 10⁶ µs) divided by the round's rate. Where a
  * message's cost is, from the same run as its rate (every process shares the machine's cores). Beside it the
- * machine's context switches per message.
+ * machine's context switches per message, and the server's µs spent in the kernel (of server_us).
  */
-export function cpuPerMessage(r: Round): { server_us: number; db_us: number | null; client_us: number; switches: number | null } {
+export function cpuPerMessage(r: Round): {
+  server_us: number;
+  server_sys_us: number | null;
+  db_us: number | null;
+  client_us: number;
+  switches: number | null;
+} {
   const rate = Math.max(1, r.rate);
   const us = (pct: number) => round((pct * 10_000) / rate, 1);
   return {
     server_us: us(r.server_cpu_pct),
+    server_sys_us: r.server_sys_pct === undefined ? null : us(r.server_sys_pct),
     db_us: r.db_cpu_pct === undefined ? null : us(r.db_cpu_pct),
     client_us: us(r.client_cpu_pct),
     switches: r.machine_ctxt_per_s === undefined ? null : round(r.machine_ctxt_per_s / rate, 2),

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { contextSwitches, cpuMs, minorFaults, rssKb } from "./procstat.ts";
+import { openSync, closeSync, writeSync } from "node:fs";
+import { contextSwitches, cpuMeter, cpuMs, minorFaults, rssKb, sysMs } from "./procstat.ts";
 
 describe("procstat: this process's own counters", () => {
   test("minor faults grow when fresh memory is touched; CPU and RSS read", () => {
@@ -20,7 +21,29 @@ describe("procstat: this process's own counters", () => {
     expect(contextSwitches()).toBeGreaterThanOrEqual(before + 5);
   });
 
+  test("the kernel's part: syscalls grow it, pure computation hardly, and it is part of the whole", () => {
+    const pid = process.pid;
+    const meter = cpuMeter(pid);
+    // One-byte writes to /dev/null until the kernel's part grew by 50 ms (ticks are 10 ms): time in syscalls.
+    const fd = openSync("/dev/null", "w");
+    const one = new Uint8Array(1);
+    const sys0 = sysMs(pid);
+    for (const end = performance.now() + 10_000; sysMs(pid) - sys0 < 50 && performance.now() < end; ) for (let i = 0; i < 1000; i++) writeSync(fd, one);
+    closeSync(fd);
+    expect(sysMs(pid) - sys0).toBeGreaterThanOrEqual(50);
+    const m = meter();
+    expect(m.sys_pct).toBeGreaterThan(0);
+    expect(m.sys_pct).toBeLessThanOrEqual(m.cpu_pct);
+    // Arithmetic until the whole grew by 200 ms: the kernel's part of that stays small.
+    const [cpu1, sys1] = [cpuMs(pid), sysMs(pid)];
+    let x = 0;
+    for (const end = performance.now() + 10_000; cpuMs(pid) - cpu1 < 200 && performance.now() < end; ) for (let i = 0; i < 100_000; i++) x = (x * 31 + i) | 0;
+    expect(cpuMs(pid) - cpu1).toBeGreaterThanOrEqual(200);
+    expect(sysMs(pid) - sys1).toBeLessThanOrEqual(50);
+    expect(x).not.toBeNaN();
+  });
+
   test("a process that is gone reads as zero", () => {
-    expect([minorFaults(2 ** 30), cpuMs(2 ** 30), rssKb(2 ** 30)]).toEqual([0, 0, 0]);
+    expect([minorFaults(2 ** 30), cpuMs(2 ** 30), sysMs(2 ** 30), rssKb(2 ** 30)]).toEqual([0, 0, 0, 0]);
   });
 });

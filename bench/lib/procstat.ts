@@ -24,6 +24,15 @@ export function cpuMs(pid: number): number {
   return tree(pid).reduce((sum, p) => sum + cpuMsOne(p), 0);
 }
 
+/**
+ * stime alone of a process tree, in ms (0 when gone): the part of its CPU spent in the kernel on its behalf
+ * (syscalls, page faults). Its share tells a syscall-bound server (the relays: most of their time) from one
+ * bound by its own code, and why one machine slows the two unequally (bench/FINDINGS.md, tenth section).
+ */
+export function sysMs(pid: number): number {
+  return tree(pid).reduce((sum, p) => sum + (Number(statFields(p)?.[15 - 3] ?? 0) * 1000) / HZ, 0);
+}
+
 /** utime + stime, in ms, of every process whose command name is `comm` (PostgreSQL's backends, walwriter, …). */
 export function cpuMsOfCommand(comm: string): number {
   let sum = 0;
@@ -94,13 +103,15 @@ function rssKbOne(pid: number): number {
   }
 }
 
-/** CPU % (100 = one full core) of `pid` between start() and the returned stop(). */
-export function cpuMeter(pid: number): () => { cpu_pct: number; wall_ms: number } {
+/** CPU % (100 = one full core) of `pid` between start() and the returned stop(), and the kernel's part of it. */
+export function cpuMeter(pid: number): () => { cpu_pct: number; sys_pct: number; wall_ms: number } {
   const c0 = cpuMs(pid);
+  const s0 = sysMs(pid);
   const t0 = performance.now();
   return () => {
     const wall = performance.now() - t0;
-    return { cpu_pct: Math.round(((cpuMs(pid) - c0) / wall) * 1000) / 10, wall_ms: Math.round(wall) };
+    const pct = (ms: number) => Math.round((ms / wall) * 1000) / 10;
+    return { cpu_pct: pct(cpuMs(pid) - c0), sys_pct: pct(sysMs(pid) - s0), wall_ms: Math.round(wall) };
   };
 }
 
