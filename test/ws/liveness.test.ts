@@ -25,6 +25,9 @@ class ManualSource implements LivenessSource {
   }
 }
 
+/** The next turn of the event loop (background reads start on one). */
+const turn = () => new Promise<void>((r) => setImmediate(r));
+
 /** The check of a generation-0 token of device "d": true when accepted. */
 const isActive = (l: AccountLiveness, userId: bigint) => l.check(userId, "d", 0).then((v) => v === "ok");
 
@@ -55,12 +58,12 @@ describe("the check behind every token (AccountLiveness)", () => {
     await src.answer();
     expect(await b).toBe(false);
     expect(l.size).toBe(1);
-    now = 1500; // one rotation: still remembered
-    expect(await isActive(l, 1n)).toBe(true);
+    now = 1500; // one rotation: still remembered (not used here, so not read again either)
     const c = isActive(l, 9n); // not remembered as missing: asked again
     expect(src.asked).toHaveLength(3);
     await src.answer();
     expect(await c).toBe(false);
+    expect(l.size).toBe(1);
     now = 2600; // second rotation: forgotten
     const d = isActive(l, 1n);
     expect(src.asked).toHaveLength(4);
@@ -224,5 +227,91 @@ describe("session generations in the check", () => {
     expect(l.size).toBe(3);
     l.forget(1n);
     expect(l.size).toBe(1);
+  });
+});
+
+describe("entries used in their second window are read again in the background", () => {
+  /** A memory with user 1's device "d" remembered at 0 and now in its second window (TTL 1000, now 1500). */
+  async function aged(live = [1n]) {
+    const src = new ManualSource();
+    src.live = new Set(live);
+    const clock = { now: 0 };
+    const l = new AccountLiveness(src, 1000, () => clock.now);
+    const all = live.map((u) => isActive(l, u));
+    // The first check goes out alone, the others together once it is answered.
+    for (let q = 0; q < Math.min(live.length, 2); q++) await src.answer();
+    expect(await Promise.all(all)).toEqual(live.map(() => true));
+    src.asked.length = 0;
+    clock.now = 1500;
+    return { src, clock, l };
+  }
+
+  test("answered from memory at once, read once more off the path, and remembered past the second rotation", async () => {
+    const { src, clock, l } = await aged();
+    expect(l.known(1n, "d", 0)).toBe("ok"); // no wait: the same answer as before
+    expect(l.known(1n, "d", 0)).toBe("ok"); // a second use while the read is due asks nothing more
+    expect(src.asked).toEqual([]);
+    await turn();
+    expect(src.asked).toEqual([[1n]]);
+    await src.answer();
+    clock.now = 1900; // the read of 1500 is in the younger memory: a use now reads nothing
+    expect(l.known(1n, "d", 0)).toBe("ok");
+    await turn();
+    expect(src.asked).toHaveLength(1);
+    clock.now = 2600; // past the second rotation of the entry of 0: the read of 1500 answers, and is read again
+    expect(l.known(1n, "d", 0)).toBe("ok");
+    await turn();
+    expect(src.asked).toHaveLength(2);
+  });
+
+  test("the uses of one turn share one statement", async () => {
+    const { src, l } = await aged([1n, 2n, 3n]);
+    for (const u of [1n, 2n, 3n, 2n]) expect(l.known(u, "d", 0)).toBe("ok");
+    await turn();
+    expect(src.asked).toEqual([[1n, 2n, 3n]]);
+  });
+
+  test("found suspended or gone, the entry is dropped: the next check asks and refuses", async () => {
+    const { src, l } = await aged([1n, 2n]);
+    src.suspended.add(1n);
+    src.live.delete(2n);
+    expect([l.known(1n, "d", 0), l.known(2n, "d", 0)]).toEqual(["ok", "ok"]); // the memory, within its bound
+    await turn();
+    await src.answer();
+    expect([l.known(1n, "d", 0), l.known(2n, "d", 0)]).toEqual([undefined, undefined]);
+    expect(l.size).toBe(0);
+    const [a, b] = [l.check(1n, "d", 0), l.check(2n, "d", 0)];
+    await src.answer();
+    await src.answer();
+    expect([await a, await b]).toEqual(["suspended", "gone"]);
+  });
+
+  test("a newer generation found in the background refuses the older token from memory", async () => {
+    const { src, l } = await aged();
+    src.gens.set("1/d", 1); // signed out elsewhere; the invalidation did not reach this node
+    expect(l.known(1n, "d", 0)).toBe("ok");
+    await turn();
+    await src.answer();
+    expect(l.known(1n, "d", 0)).toBe("revoked");
+    expect(l.known(1n, "d", 1)).toBe("ok");
+  });
+
+  test("a revocation while the read runs keeps its answer out; a failed read leaves the entry to age out", async () => {
+    const revoked = await aged();
+    expect(revoked.l.known(1n, "d", 0)).toBe("ok");
+    await turn();
+    revoked.l.forget(1n);
+    await revoked.src.answer();
+    expect(revoked.l.known(1n, "d", 0)).toBeUndefined();
+    expect(revoked.l.size).toBe(0);
+
+    const failed = await aged();
+    failed.src.fail = true;
+    expect(failed.l.known(1n, "d", 0)).toBe("ok");
+    await turn();
+    await failed.src.answer();
+    expect(failed.l.known(1n, "d", 0)).toBe("ok"); // still the entry of 0, in its second window
+    failed.clock.now = 2600;
+    expect(failed.l.known(1n, "d", 0)).toBeUndefined(); // and gone at its second rotation, as without the read
   });
 });

@@ -11,6 +11,12 @@
  * revocation drops the user's entries at once on the node that made it
  * (`forget`) and on the others through the bus `invalidate {kind: "user"}`
  * entry; the TTL only bounds what a node cut off from the bus could miss.
+ *
+ * An entry used in its second window is answered from memory, as before, and
+ * read again in the background (one statement at a time, the uses arriving
+ * meanwhile together): a session in use stays remembered, so its handshakes
+ * never wait for the database, and no answer comes from a read older than two
+ * TTLs.
  */
 
 import { BatchLoader } from "../../db/batch-load.ts";
@@ -60,6 +66,10 @@ export class AccountLiveness {
   readonly #loader: BatchLoader<string, SessionFact>;
   /** Bumped by `forget`: a query that raced with a revocation does not refill the memory. */
   #epoch = 0;
+  /** Background reads of entries used in their second window: one statement at a time, a turn's keys together. */
+  readonly #refresher: BatchLoader<string, SessionFact>;
+  /** Keys being read in the background (one read each at a time). */
+  readonly #refreshing = new Set<string>();
 
   constructor(
     source: LivenessSource,
@@ -71,16 +81,12 @@ export class AccountLiveness {
     depth = 1,
   ) {
     this.#rotatedAt = now();
-    this.#loader = new BatchLoader(
-      async (keys) => {
-        const facts = await source.sessionsAmong(keys.map(parseKey));
-        return new Map(keys.map((k, i) => [k, facts[i]!]));
-      },
-      "gone",
-      BATCH_MAX,
-      gather,
-      depth,
-    );
+    const loadMany = async (keys: string[]) => {
+      const facts = await source.sessionsAmong(keys.map(parseKey));
+      return new Map(keys.map((k, i) => [k, facts[i]!]));
+    };
+    this.#loader = new BatchLoader(loadMany, "gone", BATCH_MAX, gather, depth);
+    this.#refresher = new BatchLoader(loadMany, "gone", BATCH_MAX, () => true, 1);
   }
 
   /** The verdict on a token of `userId` issued for device session `deviceId` at generation `gen`. */
@@ -98,11 +104,16 @@ export class AccountLiveness {
 
   /**
    * The verdict from memory alone, undefined when the database must be asked
-   * (`check`): a handshake answered from memory upgrades in the same turn.
+   * (`check`): a handshake answered from memory upgrades in the same turn. An
+   * entry answered in its second window is read again in the background.
    */
   known(userId: bigint, deviceId: string, gen: number): "ok" | "revoked" | undefined {
     this.#rotate();
-    const known = this.#generation(userId, deviceId);
+    let known = this.#current.get(userId)?.get(deviceId);
+    if (known === undefined) {
+      known = this.#previous.get(userId)?.get(deviceId);
+      if (known !== undefined) this.#refresh(userId, deviceId);
+    }
     if (known === gen) return "ok";
     // An older token is revoked; a newer one means this memory is behind (a revocation's invalidation still on its way).
     if (known !== undefined && gen < known) return "revoked";
@@ -126,6 +137,35 @@ export class AccountLiveness {
   /** The generation remembered for a session, the younger memory first. */
   #generation(userId: bigint, deviceId: string): number | undefined {
     return this.#current.get(userId)?.get(deviceId) ?? this.#previous.get(userId)?.get(deviceId);
+  }
+
+  /**
+   * Reads an entry again off the caller's path; the answer goes to the younger memory. Found gone or suspended,
+   * the entry is dropped (the next check asks and refuses); a revocation meanwhile keeps the answer out; a failed
+   * read leaves the entry to age out as before.
+   */
+  #refresh(userId: bigint, deviceId: string): void {
+    const key = keyOf(userId, deviceId);
+    if (this.#refreshing.has(key)) return;
+    this.#refreshing.add(key);
+    const epoch = this.#epoch;
+    this.#refresher.load(key).then(
+      (fact) => {
+        this.#refreshing.delete(key);
+        if (epoch !== this.#epoch) return;
+        if (typeof fact !== "number") return this.#drop(userId, deviceId);
+        this.#rotate();
+        this.#remember(userId, deviceId, fact);
+      },
+      () => this.#refreshing.delete(key),
+    );
+  }
+
+  #drop(userId: bigint, deviceId: string): void {
+    for (const g of [this.#current, this.#previous]) {
+      const devices = g.get(userId);
+      if (devices?.delete(deviceId) && devices.size === 0) g.delete(userId);
+    }
   }
 
   #remember(userId: bigint, deviceId: string, gen: number): void {
