@@ -66,10 +66,14 @@ export class AccountLiveness {
   readonly #loader: BatchLoader<string, SessionFact>;
   /** Bumped by `forget`: a query that raced with a revocation does not refill the memory. */
   #epoch = 0;
-  /** Background reads of entries used in their second window: one statement at a time, a turn's keys together. */
-  readonly #refresher: BatchLoader<string, SessionFact>;
-  /** Keys being read in the background (one read each at a time). */
+  readonly #source: LivenessSource;
+  // Background reads of entries used in their second window, one statement at a time and no promise per session
+  // (through a BatchLoader each read cost ~1 KB of waiters, promises and callbacks: 5,000 of them in a storm).
+  /** Sessions waiting for the next statement. */
+  #toRefresh: SessionKey[] = [];
+  /** Keys waiting or being read: one read each at a time. */
   readonly #refreshing = new Set<string>();
+  #refreshRunning = false;
 
   constructor(
     source: LivenessSource,
@@ -86,7 +90,7 @@ export class AccountLiveness {
       return new Map(keys.map((k, i) => [k, facts[i]!]));
     };
     this.#loader = new BatchLoader(loadMany, "gone", BATCH_MAX, gather, depth);
-    this.#refresher = new BatchLoader(loadMany, "gone", BATCH_MAX, () => true, 1);
+    this.#source = source;
   }
 
   /** The verdict on a token of `userId` issued for device session `deviceId` at generation `gen`. */
@@ -148,17 +152,42 @@ export class AccountLiveness {
     const key = keyOf(userId, deviceId);
     if (this.#refreshing.has(key)) return;
     this.#refreshing.add(key);
-    const epoch = this.#epoch;
-    this.#refresher.load(key).then(
-      (fact) => {
-        this.#refreshing.delete(key);
-        if (epoch !== this.#epoch) return;
-        if (typeof fact !== "number") return this.#drop(userId, deviceId);
+    this.#toRefresh.push({ userId, deviceId });
+    if (this.#refreshRunning) return;
+    this.#refreshRunning = true;
+    setImmediate(() => void this.#refreshAll()); // the uses of this turn share the first statement
+  }
+
+  async #refreshAll(): Promise<void> {
+    try {
+      await this.#refreshBatches();
+    } finally {
+      this.#refreshRunning = false;
+    }
+  }
+
+  async #refreshBatches(): Promise<void> {
+    while (this.#toRefresh.length) {
+      const keys = this.#toRefresh.length <= BATCH_MAX ? this.#toRefresh : this.#toRefresh.slice(0, BATCH_MAX);
+      this.#toRefresh = keys === this.#toRefresh ? [] : this.#toRefresh.slice(BATCH_MAX);
+      const epoch = this.#epoch;
+      let facts: readonly SessionFact[] | undefined;
+      try {
+        facts = await this.#source.sessionsAmong(keys);
+      } catch {
+        // The store failed: the entries age out as they would have without the read.
+      }
+      if (facts && epoch === this.#epoch) {
         this.#rotate();
-        this.#remember(userId, deviceId, fact);
-      },
-      () => this.#refreshing.delete(key),
-    );
+        for (let i = 0; i < keys.length; i++) {
+          const { userId, deviceId } = keys[i]!;
+          const fact = facts[i];
+          if (typeof fact === "number") this.#remember(userId, deviceId, fact);
+          else this.#drop(userId, deviceId);
+        }
+      }
+      for (const k of keys) this.#refreshing.delete(keyOf(k.userId, k.deviceId));
+    }
   }
 
   #drop(userId: bigint, deviceId: string): void {
