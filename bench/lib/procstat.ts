@@ -21,7 +21,7 @@ export function tree(pid: number): number[] {
 
 /** utime + stime of a process tree, in ms, from /proc/<pid>/stat (0 when gone). */
 export function cpuMs(pid: number): number {
-  return tree(pid).reduce((sum, p) => sum + cpuMsOne(p), 0);
+  return cpuTimes(pid).cpu;
 }
 
 /**
@@ -30,7 +30,21 @@ export function cpuMs(pid: number): number {
  * bound by its own code, and why one machine slows the two unequally (bench/FINDINGS.md, tenth section).
  */
 export function sysMs(pid: number): number {
-  return tree(pid).reduce((sum, p) => sum + (Number(statFields(p)?.[15 - 3] ?? 0) * 1000) / HZ, 0);
+  return cpuTimes(pid).sys;
+}
+
+/** Both of a process tree, in ms, read in one pass (so the kernel's part is of the same reading). */
+function cpuTimes(pid: number): { cpu: number; sys: number } {
+  let cpu = 0;
+  let sys = 0;
+  for (const p of tree(pid)) {
+    const f = statFields(p);
+    if (!f) continue;
+    const s = (Number(f[15 - 3]) * 1000) / HZ;
+    cpu += (Number(f[14 - 3]) * 1000) / HZ + s;
+    sys += s;
+  }
+  return { cpu, sys };
 }
 
 /** utime + stime, in ms, of every process whose command name is `comm` (PostgreSQL's backends, walwriter, …). */
@@ -105,13 +119,13 @@ function rssKbOne(pid: number): number {
 
 /** CPU % (100 = one full core) of `pid` between start() and the returned stop(), and the kernel's part of it. */
 export function cpuMeter(pid: number): () => { cpu_pct: number; sys_pct: number; wall_ms: number } {
-  const c0 = cpuMs(pid);
-  const s0 = sysMs(pid);
+  const t0c = cpuTimes(pid);
   const t0 = performance.now();
   return () => {
     const wall = performance.now() - t0;
+    const t1c = cpuTimes(pid);
     const pct = (ms: number) => Math.round((ms / wall) * 1000) / 10;
-    return { cpu_pct: pct(cpuMs(pid) - c0), sys_pct: pct(sysMs(pid) - s0), wall_ms: Math.round(wall) };
+    return { cpu_pct: pct(t1c.cpu - t0c.cpu), sys_pct: pct(t1c.sys - t0c.sys), wall_ms: Math.round(wall) };
   };
 }
 

@@ -69,8 +69,8 @@ export class AccountLiveness {
   readonly #source: LivenessSource;
   // Background reads of entries used in their second window, one statement at a time and no promise per session
   // (through a BatchLoader each read cost ~1 KB of waiters, promises and callbacks: 5,000 of them in a storm).
-  /** Sessions waiting for the next statement. */
-  #toRefresh: SessionKey[] = [];
+  /** Sessions waiting for the next statement, each with its key in `#refreshing`. */
+  #toRefresh: (SessionKey & { readonly key: string })[] = [];
   /** Keys waiting or being read: one read each at a time. */
   readonly #refreshing = new Set<string>();
   #refreshRunning = false;
@@ -152,7 +152,7 @@ export class AccountLiveness {
     const key = keyOf(userId, deviceId);
     if (this.#refreshing.has(key)) return;
     this.#refreshing.add(key);
-    this.#toRefresh.push({ userId, deviceId });
+    this.#toRefresh.push({ userId, deviceId, key });
     if (this.#refreshRunning) return;
     this.#refreshRunning = true;
     setImmediate(() => void this.#refreshAll()); // the uses of this turn share the first statement
@@ -186,7 +186,7 @@ export class AccountLiveness {
           else this.#drop(userId, deviceId);
         }
       }
-      for (const k of keys) this.#refreshing.delete(keyOf(k.userId, k.deviceId));
+      for (const k of keys) this.#refreshing.delete(k.key);
     }
   }
 
