@@ -17,7 +17,15 @@ export class Collector {
   }
 }
 
-/** Awaits `cond()` turning true, checking every 20 ms (the test timeout bounds it). */
-export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await Bun.sleep(20);
+/**
+ * Awaits `cond()` turning true, checking every 20 ms. It gives up after
+ * `withinMs` with an error whose stack names the waiting line: a test that
+ * hit its own timeout instead would not say which wait never ended.
+ */
+export async function until(cond: () => boolean | Promise<boolean>, withinMs = 20_000): Promise<void> {
+  const deadline = performance.now() + withinMs;
+  while (!(await cond())) {
+    if (performance.now() > deadline) throw new Error(`condition still false after ${withinMs} ms`);
+    await Bun.sleep(20);
+  }
 }

@@ -63,8 +63,9 @@ export async function startIbisProcess(env: {
     stderr: "inherit",
   });
   const url = `http://127.0.0.1:${port}`;
+  // Bounded: an answer that never comes counts as "not reachable" (0), and the caller's `until` gives up in time.
   const ready = async () =>
-    (await fetch(`${url}/readyz`, { headers: { connection: "close" } }).catch(() => undefined))?.status ?? 0;
+    (await fetch(`${url}/readyz`, { headers: { connection: "close" }, signal: AbortSignal.timeout(5_000) }).catch(() => undefined))?.status ?? 0;
   let nodeId = -1;
   for (let i = 0; i < 500 && proc.exitCode === null; i++) {
     const res = await fetch(`${url}/readyz`, { headers: { connection: "close" } }).catch(() => undefined);
@@ -189,6 +190,8 @@ export class RedisRelay {
 
   restore(): Promise<void> {
     const server = createServer((client) => {
+      // A connection the kernel accepted just before a cut reaches us after it: refuse it like the cut ones.
+      if (this.#server !== server) return void client.destroy();
       const upstream = netConnect(this.target.port, this.target.host);
       for (const s of [client, upstream]) {
         this.#socks.add(s);
@@ -211,10 +214,16 @@ export class RedisRelay {
     });
   }
 
+  /**
+   * Stops listening and drops every relayed connection. It does not wait for
+   * the server's close callback: that one waits for every connection to end,
+   * and one accepted in the same instant would keep it (and the test) waiting.
+   */
   async cut(): Promise<void> {
     const server = this.#server;
     this.#server = undefined;
+    server?.close();
     for (const s of this.#socks) s.destroy();
-    if (server) await new Promise((r) => server.close(r));
+    await Bun.sleep(0);
   }
 }
