@@ -195,11 +195,14 @@ function cpuTable(rounds: [string, Round][]) {
       "CPU per message in the closed loop, µs (median round): server and PostgreSQL's processes, like the machine's " +
       "context switches, over the whole round, warm-up included, the load generator over its measured window; the " +
       "embedded store's CPU is the node's",
-    columns: ["server", "server µs/msg", "of it in the kernel", "PostgreSQL µs/msg", "generator µs/msg", "all µs/msg", "context switches/msg (machine)"],
+    columns: [
+      "server", "server µs/msg", "of it in the kernel", "PostgreSQL µs/msg", "generator µs/msg", "all µs/msg", "context switches/msg (machine)",
+      "server's main thread waiting for a core, % of the round",
+    ],
     rows: rounds.map(([name, r]) => {
       const c = cpuPerMessage(r);
       const all = round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
-      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, all, c.switches ?? ""];
+      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, all, c.switches ?? "", r.server_wait_pct ?? ""];
     }),
   };
 }

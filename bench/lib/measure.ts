@@ -18,6 +18,11 @@ export interface Round {
   server_cpu_pct: number;
   /** The kernel's part of server_cpu_pct (stime); absent in results written before it was recorded. */
   server_sys_pct?: number;
+  /**
+   * How long the server's main thread(s) were ready to run but waited for a core, % of the round's wall time (its
+   * run delay): another process had the core. Absent in results written before it was recorded.
+   */
+  server_wait_pct?: number;
   server_rss_kb: number;
   /** Minor page faults of the server(s) during the round: pages of fresh memory touched. */
   server_minor_faults: number;
@@ -54,6 +59,7 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
     latency: h.summary(),
     server_cpu_pct: round(sum(cpu.map((c) => c.cpu_pct)), 1),
     server_sys_pct: round(sum(cpu.map((c) => c.sys_pct)), 1),
+    server_wait_pct: round(sum(cpu.map((c) => c.wait_pct)), 1),
     server_rss_kb: sum(serverPids.map(rssKb)),
     server_minor_faults: faults,
     db_cpu_pct: round(dbPct, 1),

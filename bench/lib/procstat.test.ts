@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { openSync, closeSync, writeSync } from "node:fs";
-import { contextSwitches, cpuMeter, cpuMs, minorFaults, rssKb, sysMs } from "./procstat.ts";
+import { contextSwitches, cpuMeter, cpuMs, minorFaults, rssKb, runQueueWaitMs, sysMs } from "./procstat.ts";
 
 describe("procstat: this process's own counters", () => {
   test("minor faults grow when fresh memory is touched; CPU and RSS read", () => {
@@ -45,6 +45,35 @@ describe("procstat: this process's own counters", () => {
   });
 
   test("a process that is gone reads as zero", () => {
-    expect([minorFaults(2 ** 30), cpuMs(2 ** 30), sysMs(2 ** 30), rssKb(2 ** 30)]).toEqual([0, 0, 0, 0]);
+    expect([minorFaults(2 ** 30), cpuMs(2 ** 30), sysMs(2 ** 30), rssKb(2 ** 30), runQueueWaitMs(2 ** 30)]).toEqual([0, 0, 0, 0, 0]);
+  });
+});
+
+describe("procstat: waiting for a core", () => {
+  const spin = (cpu: number) => Bun.spawn(["taskset", "-c", String(cpu), "bun", "-e", "for (;;) {}"], { stdout: "ignore", stderr: "inherit" });
+
+  test("two busy processes on one core each wait about half the time; one alone on a core and a sleeping one hardly wait", async () => {
+    const [a, b, alone] = [spin(0), spin(0), spin(1)];
+    const idle = Bun.spawn(["sleep", "5"]);
+    try {
+      await Bun.sleep(300); // all started and spinning
+      const meters = [a, b, idle, alone].map((p) => cpuMeter(p.pid));
+      const waits0 = [a, b].map((p) => runQueueWaitMs(p.pid));
+      await Bun.sleep(1_000);
+      const [ma, mb, mIdle, mAlone] = meters.map((m) => m());
+      // One core between two: each runs about half the wall time and waits the other half.
+      for (const m of [ma!, mb!]) {
+        expect(m.wait_pct).toBeGreaterThan(25);
+        expect(m.wait_pct).toBeLessThan(75);
+        expect(m.cpu_pct + m.wait_pct).toBeGreaterThan(80); // running or waiting, nearly all the time
+      }
+      for (const [i, p] of [a, b].entries()) expect(runQueueWaitMs(p.pid) - waits0[i]!).toBeGreaterThan(250);
+      expect(mIdle!.wait_pct).toBeLessThan(5);
+      // Running all the time is not waiting (the run time is the field before the delay).
+      expect(mAlone!.cpu_pct).toBeGreaterThan(75);
+      expect(mAlone!.wait_pct).toBeLessThan(25);
+    } finally {
+      for (const p of [a, b, alone, idle]) p.kill();
+    }
   });
 });

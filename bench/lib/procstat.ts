@@ -33,6 +33,24 @@ export function sysMs(pid: number): number {
   return cpuTimes(pid).sys;
 }
 
+/**
+ * How long the main thread of each process of a tree was ready to run but waiting for a core, in ms
+ * (`/proc/<pid>/schedstat`, its second field, the leader thread's run delay; 0 when gone). On a machine whose
+ * cores the server shares with PostgreSQL and the load generator, a closed loop is bound by this as much as by
+ * CPU: every socket write wakes a process that may take the writer's core (bench/FINDINGS.md, eleventh section).
+ */
+export function runQueueWaitMs(pid: number): number {
+  let ns = 0;
+  for (const p of tree(pid)) {
+    try {
+      ns += Number(readFileSync(`/proc/${p}/schedstat`, "utf8").split(" ")[1]);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ns / 1e6;
+}
+
 /** Both of a process tree, in ms, read in one pass (so the kernel's part is of the same reading). */
 function cpuTimes(pid: number): { cpu: number; sys: number } {
   let cpu = 0;
@@ -117,15 +135,19 @@ function rssKbOne(pid: number): number {
   }
 }
 
-/** CPU % (100 = one full core) of `pid` between start() and the returned stop(), and the kernel's part of it. */
-export function cpuMeter(pid: number): () => { cpu_pct: number; sys_pct: number; wall_ms: number } {
+/**
+ * CPU % (100 = one full core) of `pid` between start() and the returned stop(), the kernel's part of it, and how
+ * long its main thread(s) waited for a core, % of the wall time (`runQueueWaitMs`).
+ */
+export function cpuMeter(pid: number): () => { cpu_pct: number; sys_pct: number; wait_pct: number; wall_ms: number } {
   const t0c = cpuTimes(pid);
+  const t0w = runQueueWaitMs(pid);
   const t0 = performance.now();
   return () => {
     const wall = performance.now() - t0;
     const t1c = cpuTimes(pid);
     const pct = (ms: number) => Math.round((ms / wall) * 1000) / 10;
-    return { cpu_pct: pct(t1c.cpu - t0c.cpu), sys_pct: pct(t1c.sys - t0c.sys), wall_ms: Math.round(wall) };
+    return { cpu_pct: pct(t1c.cpu - t0c.cpu), sys_pct: pct(t1c.sys - t0c.sys), wait_pct: pct(runQueueWaitMs(pid) - t0w), wall_ms: Math.round(wall) };
   };
 }
 
