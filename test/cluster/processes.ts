@@ -217,7 +217,7 @@ export class RedisRelay {
   /**
    * Stops listening and drops every relayed connection. It does not wait for
    * the server's close callback: that one waits for every connection to end,
-   * and one accepted in the same instant would keep it (and the test) waiting.
+   * and one accepted in the same instant could keep it (and the test) waiting.
    */
   async cut(): Promise<void> {
     const server = this.#server;
