@@ -43,6 +43,8 @@ interface ConnRound {
   gc: boolean;
   closed_early: number;
   server_cpu_pct: number;
+  /** The server's main thread(s) ready to run but waiting for a core while opening, % of that time (absent in older results). */
+  server_wait_pct?: number;
   client_cpu_pct: number;
 }
 
@@ -63,7 +65,8 @@ async function connRound(t: Target): Promise<ConnRound> {
   const meters = t.pids.map(cpuMeter);
   const fleet = new ConnFleet({ host: "127.0.0.1", port: t.port, path: t.path, count: P.count, concurrency: P.concurrency, pending: 0, holdMs: 60_000, headers: t.headers });
   const open = await fleet.phase("open");
-  const serverCpu = sum(meters.map((m) => m().cpu_pct));
+  const cpu = meters.map((m) => m());
+  const serverCpu = sum(cpu.map((m) => m.cpu_pct));
   // Idle means settled: the server finishes its side of the last handshakes, and memory freed by the
   // full GC reaches the OS (the allocator returns pages some time after the burst).
   await Bun.sleep(P.settleMs);
@@ -81,6 +84,7 @@ async function connRound(t: Target): Promise<ConnRound> {
     gc: P.gcAfter && Boolean(t.gc),
     closed_early: sum(results.map((r) => Number(r.closed_early ?? 0))),
     server_cpu_pct: round(serverCpu, 1),
+    server_wait_pct: round(sum(cpu.map((m) => m.wait_pct)), 1),
     client_cpu_pct: round(sum(results.map((r) => Number(r.client_cpu_pct ?? 0))), 1),
   };
 }
@@ -136,12 +140,12 @@ await scenarioMain(async (cleanup) => {
     tables: [
       {
         title: `${P.count} idle connections (raw TCP clients over 127.77+.x.y; median of ${P.rounds} alternating rounds)`,
-        columns: ["server", "opened", "failed", "handshakes/s", "× bun-hold", "KB per conn", "× bun-hold (lower is better)", "RSS after MB", "after GC", "server CPU % (opening)", "client CPU %"],
+        columns: ["server", "opened", "failed", "handshakes/s", "× bun-hold", "KB per conn", "× bun-hold (lower is better)", "RSS after MB", "after GC", "server CPU % (opening)", "client CPU %", "server's main thread waiting for a core % (opening)"],
         rows: targets
           .filter((t) => rounds[t.name])
           .map((t) => {
             const m = medianRound(rounds[t.name]!, (r) => r.handshakes_per_s);
-            return [t.name, m.opened, m.failed, hs[t.name]!.median, hs[t.name]!.ratio, mem[t.name]!.median, mem[t.name]!.ratio, round(m.rss_after_kb / 1024, 1), m.gc ? "yes" : "no", m.server_cpu_pct, m.client_cpu_pct];
+            return [t.name, m.opened, m.failed, hs[t.name]!.median, hs[t.name]!.ratio, mem[t.name]!.median, mem[t.name]!.ratio, round(m.rss_after_kb / 1024, 1), m.gc ? "yes" : "no", m.server_cpu_pct, m.client_cpu_pct, m.server_wait_pct ?? ""];
           }),
       },
     ],
