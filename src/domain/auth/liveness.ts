@@ -160,33 +160,28 @@ export class AccountLiveness {
 
   async #refreshAll(): Promise<void> {
     try {
-      await this.#refreshBatches();
+      while (this.#toRefresh.length) {
+        const keys = this.#toRefresh.splice(0, BATCH_MAX);
+        const epoch = this.#epoch;
+        let facts: readonly SessionFact[] | undefined;
+        try {
+          facts = await this.#source.sessionsAmong(keys);
+        } catch {
+          // The store failed: the entries age out as they would have without the read.
+        }
+        if (facts && epoch === this.#epoch) {
+          this.#rotate();
+          for (let i = 0; i < keys.length; i++) {
+            const { userId, deviceId } = keys[i]!;
+            const fact = facts[i];
+            if (typeof fact === "number") this.#remember(userId, deviceId, fact);
+            else this.#drop(userId, deviceId);
+          }
+        }
+        for (const k of keys) this.#refreshing.delete(k.key);
+      }
     } finally {
       this.#refreshRunning = false;
-    }
-  }
-
-  async #refreshBatches(): Promise<void> {
-    while (this.#toRefresh.length) {
-      const keys = this.#toRefresh.length <= BATCH_MAX ? this.#toRefresh : this.#toRefresh.slice(0, BATCH_MAX);
-      this.#toRefresh = keys === this.#toRefresh ? [] : this.#toRefresh.slice(BATCH_MAX);
-      const epoch = this.#epoch;
-      let facts: readonly SessionFact[] | undefined;
-      try {
-        facts = await this.#source.sessionsAmong(keys);
-      } catch {
-        // The store failed: the entries age out as they would have without the read.
-      }
-      if (facts && epoch === this.#epoch) {
-        this.#rotate();
-        for (let i = 0; i < keys.length; i++) {
-          const { userId, deviceId } = keys[i]!;
-          const fact = facts[i];
-          if (typeof fact === "number") this.#remember(userId, deviceId, fact);
-          else this.#drop(userId, deviceId);
-        }
-      }
-      for (const k of keys) this.#refreshing.delete(k.key);
     }
   }
 
