@@ -19,7 +19,8 @@ try {
   const workerIndex = process.env[WORKER_INDEX_ENV];
   if (config.workers > 1 && workerIndex === undefined) {
     const log = createLogger(config.logLevel, { role: "supervisor" });
-    process.exit(await superviseWorkers(config.workers, log, config.shutdownGraceMs + 30_000));
+    // Workers give up on their own at grace + timeout (and say why); the supervisor's SIGKILL is the backstop after that.
+    process.exit(await superviseWorkers(config.workers, log, config.shutdownGraceMs + config.shutdownTimeoutMs + 5_000));
   }
   // A fixed IBIS_NODE_ID is the first worker's; worker i takes id + i.
   const shifted = workerIndex !== undefined && config.nodeId !== undefined;
@@ -28,7 +29,15 @@ try {
   const shutdown = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    node.services.log.info("shutting down", { signal });
+    const log = node.services.log;
+    log.info("shutting down", { signal });
+    // A stop that hangs (a database or Redis that stopped answering) must not keep the process, its
+    // timers and its logs alive forever: what was acknowledged is stored already; the rest is resent.
+    const deadline = config.shutdownGraceMs + config.shutdownTimeoutMs;
+    setTimeout(() => {
+      log.error("shutdown did not finish in time; exiting", { signal, after_ms: deadline, step: node.stopStep });
+      process.exit(1);
+    }, deadline);
     await node.stop();
     process.exit(0);
   };

@@ -70,6 +70,8 @@ export interface IbisNode {
   /** Runs the account-logout sweep now (it also runs at start and every 10 minutes): due accounts deleted, their sockets cut. */
   sweepLogouts(): Promise<void>;
   stop(): Promise<void>;
+  /** The shutdown step under way (undefined before stop and after it finished): names what hung when a stop overruns. */
+  readonly stopStep: string | undefined;
 }
 
 /** Starts one Ibis node: store, secrets, ids, REST and /ws on one Bun.serve. */
@@ -296,6 +298,7 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
   log.info("ibis listening", { port, node_id: nodeId, store: store.kind });
 
   let stopped = false;
+  let stopStep: string | undefined;
   return {
     services,
     server,
@@ -306,22 +309,34 @@ export async function startIbis(config: Config = loadConfig(), opts: StartOption
     channels: channelArea,
     http,
     sweepLogouts: logouts,
+    get stopStep() {
+      return stopStep;
+    },
     async stop() {
       if (stopped) return;
       stopped = true;
       // Shutdown order (docs/cluster.md): not ready → grace → close sockets → flush, presence → stop.
       cluster.startDraining();
+      stopStep = "grace";
       if (config.shutdownGraceMs > 0) await Bun.sleep(config.shutdownGraceMs);
       ws.closeAll(CLOSE_RECONNECT, CLOSE_RECONNECT_REASON); // Bun runs each close handler (engine.onClose) synchronously
+      stopStep = "cluster drain";
       await cluster.drain();
+      stopStep = "http server";
       await server.stop(true);
+      stopStep = "delivery flush";
       await delivery.stop();
+      stopStep = "channel fan-out";
       await channelArea.fanout.idle();
       clearInterval(sweeper);
       stopLoopMonitor?.();
+      stopStep = "sweeps";
       await sweeping;
+      stopStep = "cluster close";
       await cluster.close();
+      stopStep = "store close";
       if (closeStore) await store.close();
+      stopStep = undefined;
     },
   };
 }

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
+import { sharedRedisUrl, uniquePrefix } from "./bus/redis-fixture.ts";
+import { befriend, openOn, signup, startIbisProcess, TcpRelay, type IbisProcess } from "./cluster/processes.ts";
+import { tracked } from "./support/children.ts";
+import { freshPostgresDatabase } from "./support/stores.ts";
+import { c2c } from "./support/ws.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
 
@@ -14,12 +19,14 @@ function freePort(): number {
 /** `bun src/main.ts` over memory:// on a free port; resolves once /health answers. */
 async function startMain(env: Record<string, string>) {
   const port = freePort();
-  const proc = Bun.spawn(["bun", "src/main.ts"], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: "memory://", IBIS_LOG_LEVEL: "silent", ...env },
-    stdout: "ignore",
-    stderr: "ignore",
-  });
+  const proc = tracked(
+    Bun.spawn(["bun", "src/main.ts"], {
+      cwd: ROOT,
+      env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: "memory://", IBIS_LOG_LEVEL: "silent", ...env },
+      stdout: "ignore",
+      stderr: "ignore",
+    }),
+  );
   for (let i = 0; i < 200 && proc.exitCode === null; i++) {
     const r = await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined);
     if (r?.status === 200) return { proc, port };
@@ -48,5 +55,44 @@ describe("IBIS_BENCH_GC_SIGNAL (bench/ reads RSS after a full GC)", () => {
     proc.kill("SIGUSR1");
     await proc.exited;
     expect(proc.signalCode).toBe("SIGUSR1");
+  }, 30_000);
+});
+
+describe("SIGTERM while the database stopped answering", () => {
+  test("the process still exits: code 1 once grace + IBIS_SHUTDOWN_TIMEOUT_MS are over, naming the step that hung", async () => {
+    const db = await freshPostgresDatabase();
+    const pg = await TcpRelay.start(db.url);
+    let node: IbisProcess | undefined;
+    try {
+      node = await startIbisProcess({
+        databaseUrl: pg.via(db.url),
+        redisUrl: sharedRedisUrl(),
+        prefix: uniquePrefix(),
+        extra: { IBIS_SHUTDOWN_TIMEOUT_MS: "1500", IBIS_LOG_LEVEL: "info" },
+        stderr: "pipe",
+      });
+      const log = new Response(node.proc.stderr as ReadableStream).text();
+      const [alice, bob] = await Promise.all([signup(node.url, "alice"), signup(node.url, "bob")]);
+      await befriend(node.url, alice, bob);
+      const a = await openOn(node, alice, "a1");
+      pg.freeze();
+      const m = c2c(alice.userId, bob.userId, "into a database that stopped answering");
+      a.send(m);
+      await Bun.sleep(300); // the message's insert is on its way to the frozen database
+      const t0 = performance.now();
+      node.proc.kill("SIGTERM");
+      expect(await node.proc.exited).toBe(1);
+      expect(performance.now() - t0).toBeGreaterThanOrEqual(1_400);
+      const lines = (await log).split("\n").filter((l) => l.includes("shutdown did not finish"));
+      expect(lines).toHaveLength(1);
+      expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", signal: "SIGTERM", after_ms: 1500, step: "delivery flush" });
+      // Nothing was acknowledged that was not stored: the client never got a SERVER_ACK.
+      expect(a.pending.some((e) => e.kind === "message" && e.msg.in_reply_to === m.id)).toBe(false);
+      await a.close();
+    } finally {
+      node?.proc.kill("SIGKILL");
+      await pg.cut();
+      await db.drop();
+    }
   }, 30_000);
 });

@@ -114,6 +114,11 @@ export const fields = {
     int(0, 0, 120_000),
     "On SIGTERM, time /readyz answers 503 (and new /ws handshakes are refused) before sockets are closed; give your load balancer its probe interval.",
   ),
+  shutdownTimeoutMs: def(
+    "IBIS_SHUTDOWN_TIMEOUT_MS",
+    int(30_000, 1_000, 600_000),
+    "After the grace period, the longest closing sockets, flushing and closing the store may take; past it the process exits with code 1 and names the step that hung.",
+  ),
   metrics: def("IBIS_METRICS", bool(true), "Serve Prometheus metrics at /metrics (docs/operations.md) and sample the event-loop delay."),
   metricsToken: def(
     "IBIS_METRICS_TOKEN",

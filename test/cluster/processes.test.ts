@@ -12,7 +12,7 @@ import { until } from "../bus/collector.ts";
 import { ScratchRedis, sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
 import { c2c } from "../support/ws.ts";
-import { befriend, offlineIds, openOn, RedisRelay, rest, signup, startIbisProcess, type Account, type IbisProcess } from "./processes.ts";
+import { befriend, offlineIds, openOn, TcpRelay, rest, signup, startIbisProcess, type Account, type IbisProcess } from "./processes.ts";
 
 /**
  * Opens `did` on `node` and waits until its presence entry names that node:
@@ -217,13 +217,13 @@ describe("two Ibis processes across a Redis restart (private redis-server)", () 
 
 describe("two Ibis processes, one of them cut off from Redis alone (relay)", () => {
   const r = useRedis();
-  let relay: RedisRelay;
+  let relay: TcpRelay;
   let db: { url: string; drop(): Promise<void> };
   let n1: IbisProcess, n2: IbisProcess;
   let alice: Account, bob: Account;
 
   beforeAll(async () => {
-    relay = await RedisRelay.start(sharedRedisUrl());
+    relay = await TcpRelay.start(sharedRedisUrl());
     db = await freshPostgresDatabase();
     const env = { databaseUrl: db.url, prefix: r.prefix, extra: { IBIS_PRESENCE_TTL_MS: "3000" } };
     [n1, n2] = await Promise.all([startIbisProcess({ ...env, redisUrl: relay.url }), startIbisProcess({ ...env, redisUrl: sharedRedisUrl() })]);

@@ -8,6 +8,7 @@ import { createServer, connect as netConnect, type AddressInfo, type Server, typ
 import { join } from "node:path";
 import { IbisConnection, type SubProtocolName } from "../../src/client/index.ts";
 import { parseJson, stringifyJson } from "../../src/protocol/json.ts";
+import { tracked } from "../support/children.ts";
 
 export const MAIN = join(import.meta.dir, "../../src/main.ts");
 export const TOKEN_SECRET = "cluster-test-secret-0123456789abcdef";
@@ -45,9 +46,11 @@ export async function startIbisProcess(env: {
   extra?: Record<string, string>;
   /** A restarted node keeps its port (its clients reconnect to the same URL). */
   port?: number;
+  /** "pipe": the test reads the node's log (proc.stderr). */
+  stderr?: "pipe";
 }): Promise<IbisProcess> {
   const port = env.port ?? freePort();
-  const proc = Bun.spawn([process.execPath, MAIN], {
+  const proc = tracked(Bun.spawn([process.execPath, MAIN], {
     env: childEnv({
       PORT: String(port),
       HOST: "127.0.0.1",
@@ -60,8 +63,8 @@ export async function startIbisProcess(env: {
       ...env.extra,
     }),
     stdout: "inherit",
-    stderr: "inherit",
-  });
+    stderr: env.stderr ?? "inherit",
+  }));
   const url = `http://127.0.0.1:${port}`;
   // Bounded: an answer that never comes counts as "not reachable" (0), and the caller's `until` gives up in time.
   const ready = async () =>
@@ -166,20 +169,25 @@ export async function offlineIds(node: { url: string }, who: Account, did: strin
 }
 
 /**
- * A TCP relay to Redis for one node: `cut()` drops its connections and
- * refuses new ones, `restore()` listens again on the same port. Cuts that
- * node off from Redis while Redis stays up for the others.
+ * A TCP relay to Redis or PostgreSQL for one node: `cut()` drops its
+ * connections and refuses new ones, `restore()` listens again on the same
+ * port, `freeze()` keeps every connection open and forwards nothing (a peer
+ * that stopped answering). Cuts one node off while the server stays up for
+ * the others.
  */
-export class RedisRelay {
+export class TcpRelay {
   readonly #socks = new Set<Socket>();
+  readonly #pairs = new Set<[Socket, Socket]>();
   #server: Server | undefined;
+  #frozen = false;
   port = 0;
 
   constructor(readonly target: { host: string; port: number }) {}
 
-  static async start(redisUrl: string): Promise<RedisRelay> {
-    const u = new URL(redisUrl);
-    const relay = new RedisRelay({ host: u.hostname, port: u.port ? Number(u.port) : 6379 });
+  /** A relay to the host and port of `url` (redis:// or postgres://, their default ports when none is given). */
+  static async start(url: string): Promise<TcpRelay> {
+    const u = new URL(url);
+    const relay = new TcpRelay({ host: u.hostname, port: u.port ? Number(u.port) : u.protocol === "redis:" ? 6379 : 5432 });
     await relay.restore();
     return relay;
   }
@@ -188,16 +196,32 @@ export class RedisRelay {
     return `redis://127.0.0.1:${this.port}`;
   }
 
+  /** `url` (user, database, options kept) pointed at this relay. */
+  via(url: string): string {
+    const u = new URL(url);
+    u.hostname = "127.0.0.1";
+    u.port = String(this.port);
+    return u.toString();
+  }
+
   restore(): Promise<void> {
+    this.#frozen = false;
     const server = createServer((client) => {
       // A connection the kernel accepted just before a cut reaches us after it: refuse it like the cut ones.
       if (this.#server !== server) return void client.destroy();
+      this.#socks.add(client);
+      client.on("error", () => {});
+      client.on("close", () => this.#socks.delete(client));
+      if (this.#frozen) return void client.pause(); // accepted, never answered
       const upstream = netConnect(this.target.port, this.target.host);
-      for (const s of [client, upstream]) {
-        this.#socks.add(s);
-        s.on("error", () => {});
+      const pair: [Socket, Socket] = [client, upstream];
+      this.#pairs.add(pair);
+      this.#socks.add(upstream);
+      upstream.on("error", () => {});
+      for (const s of pair) {
         s.on("close", () => {
           this.#socks.delete(s);
+          this.#pairs.delete(pair);
           (s === client ? upstream : client).destroy();
         });
       }
@@ -212,6 +236,17 @@ export class RedisRelay {
         resolve();
       });
     });
+  }
+
+  /** Every connection stays open and nothing more crosses it, either way; new connections are accepted and never answered. */
+  freeze(): void {
+    this.#frozen = true;
+    for (const [client, upstream] of this.#pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
   }
 
   /**

@@ -4,6 +4,7 @@ import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
 import { testConfig } from "../../src/config/index.ts";
 import { until } from "../bus/collector.ts";
 import { sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
+import { alive, childPids, tracked } from "../support/children.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
 import { childEnv, freePort, MAIN } from "./processes.ts";
 
@@ -55,11 +56,13 @@ describe("2 workers on PostgreSQL and Redis", () => {
   /** Starts the supervisor and waits until both workers have answered /readyz (new connection each time). */
   async function startWorkers(): Promise<{ sup: Subprocess; port: number; nodeIds: number[] }> {
     const port = freePort();
-    const sup = Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
-      env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: r.prefix }),
-      stdout: "inherit",
-      stderr: "inherit",
-    });
+    const sup = tracked(
+      Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
+        env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: r.prefix }),
+        stdout: "inherit",
+        stderr: "inherit",
+      }),
+    );
     const seen = new Set<number>();
     try {
       // Bounded by the test timeout; SO_REUSEPORT spreads new connections, so both answer sooner or later.
@@ -88,12 +91,20 @@ describe("2 workers on PostgreSQL and Redis", () => {
     }
   }, 30_000);
 
-  test("workers whose supervisor is SIGKILLed shut down instead of holding the port", async () => {
+  test("workers whose supervisor is SIGKILLed shut down instead of holding the port, and exit", async () => {
     const { sup, port, nodeIds } = await startWorkers();
-    sup.kill("SIGKILL");
-    await sup.exited;
-    expect(nodeIds).toHaveLength(2);
-    await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined);
-    await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
+    const workers = childPids(sup.pid);
+    try {
+      expect(workers).toHaveLength(2);
+      sup.kill("SIGKILL");
+      await sup.exited;
+      expect(nodeIds).toHaveLength(2);
+      await until(async () => (await fetch(`http://127.0.0.1:${port}/health`).catch(() => undefined)) === undefined);
+      await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
+      // Not only off the port: the processes are gone (an orphan stuck in its shutdown would outlive the run).
+      await until(async () => !workers.some(alive));
+    } finally {
+      for (const pid of workers.filter(alive)) process.kill(pid, "SIGKILL");
+    }
   }, 30_000);
 });

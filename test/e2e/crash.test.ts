@@ -13,6 +13,7 @@ import { join } from "node:path";
 import { api, type TestNode } from "../support/node.ts";
 import { openStore } from "../../src/db/store.ts";
 import { freshPostgresDatabase, pgliteTemplateBlob, storeKinds } from "../support/stores.ts";
+import { tracked } from "../support/children.ts";
 import { befriend, connect, message, ofType, signup } from "./support.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
@@ -34,7 +35,7 @@ function freePort(): number {
 /** Starts Ibis and waits (by condition) until /readyz answers 200. */
 async function start(env: Record<string, string>): Promise<{ proc: Subprocess; node: TestNode }> {
   const port = freePort();
-  const proc = Bun.spawn([process.execPath, MAIN], { env: childEnv({ ...env, PORT: String(port) }), stdout: "inherit", stderr: "inherit" });
+  const proc = tracked(Bun.spawn([process.execPath, MAIN], { env: childEnv({ ...env, PORT: String(port) }), stdout: "inherit", stderr: "inherit" }));
   const url = `http://127.0.0.1:${port}`;
   for (;;) {
     if (proc.exitCode !== null) throw new Error(`ibis exited with ${proc.exitCode}`);

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { IbisConnection } from "../../src/client/index.ts";
-import { RedisRelay, rest, signup, startIbisProcess, type Account, type IbisProcess } from "../cluster/processes.ts";
+import { TcpRelay, rest, signup, startIbisProcess, type Account, type IbisProcess } from "../cluster/processes.ts";
 import { PrivatePostgres, PrivateRedis } from "../support/private-services.ts";
 import { Ledger, LedgerClient, startLoad, type Device } from "./ledger.ts";
 
@@ -16,7 +16,7 @@ const STORM = Number(process.env.IBIS_FAULT_STORM ?? 2000);
 
 let pg: PrivatePostgres;
 let redis: PrivateRedis;
-let relay: RedisRelay;
+let relay: TcpRelay;
 let a: IbisProcess;
 let b: IbisProcess;
 let gid: bigint;
@@ -29,7 +29,7 @@ const startB = (port?: number) =>
 
 beforeAll(async () => {
   [pg, redis] = await Promise.all([PrivatePostgres.start(), PrivateRedis.start()]);
-  relay = await RedisRelay.start(redis.url); // node A reaches Redis through it: the partition fault cuts it
+  relay = await TcpRelay.start(redis.url); // node A reaches Redis through it: the partition fault cuts it
   a = await startIbisProcess({ databaseUrl: pg.url, redisUrl: relay.url, prefix: "faults:", extra });
   b = await startB();
   const accounts: Account[] = [];

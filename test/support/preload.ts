@@ -2,10 +2,13 @@
  * Runs before any test file (bunfig.toml). Finds PostgreSQL and Redis —
  * DATABASE_URL / REDIS_URL, else the local defaults — and stops the run when
  * they are missing, unless IBIS_TEST_EMBEDDED_ONLY=1 says so explicitly (and
- * then says loudly what is skipped). Warms the PGlite template.
+ * then says loudly what is skipped). Warms the PGlite template. After the
+ * last file, kills the processes tests left running (children.ts).
  */
+import { afterAll } from "bun:test";
 import Redis from "ioredis";
 import postgres from "postgres";
+import { killLeftovers } from "./children.ts";
 import { DEFAULT_PG, DEFAULT_REDIS } from "./env.ts";
 import { pgliteTemplateBlob } from "./stores.ts";
 
@@ -56,3 +59,10 @@ if (missing.length) {
 }
 
 await pgliteTemplateBlob();
+
+// After the last file: a process some test started and did not stop is killed here, not left to
+// hold the runner's output open (bun test exits without waiting for it), and named.
+afterAll(() => {
+  const left = killLeftovers();
+  if (left.length) console.warn(`\n!!! ${left.length} process(es) a test started were still running at the end; killed:\n  ${left.join("\n  ")}\n`);
+});

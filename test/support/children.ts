@@ -1,0 +1,88 @@
+/**
+ * The processes tests start (Ibis nodes, worker supervisors). `bun test`
+ * neither waits for nor kills them when it exits, and one left running keeps
+ * the output pipe of whoever ran the suite open: a CI run once waited on one
+ * until its own time limit. Every spawn goes through `tracked`; the run's last
+ * hook (preload.ts) kills what is still running, its descendants included,
+ * and names it.
+ */
+import type { Subprocess } from "bun";
+import { readdirSync, readFileSync } from "node:fs";
+
+// On globalThis: the preload and the test files must see one set whatever their module instances.
+const KEY = Symbol.for("ibis.test.children");
+const running: Set<Subprocess> = ((globalThis as Record<symbol, unknown>)[KEY] as Set<Subprocess> | undefined) ?? new Set();
+(globalThis as Record<symbol, unknown>)[KEY] = running;
+
+/** Registers `proc` until it exits. */
+export function tracked<T extends Subprocess>(proc: T): T {
+  running.add(proc);
+  void proc.exited.finally(() => running.delete(proc));
+  return proc;
+}
+
+/** Pids whose parent is `pid`, read from /proc (Linux); empty elsewhere. */
+export function childPids(pid: number): number[] {
+  const out: number[] = [];
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc");
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      // Field 4 of stat, after the parenthesised command (which may hold spaces).
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(e));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return out;
+}
+
+/** Whether a process with this pid still runs (a zombie waiting to be reaped does not: an orphan's reaper may never come). */
+export function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat[stat.lastIndexOf(")") + 2] !== "Z";
+  } catch {
+    try {
+      process.kill(pid, 0); // no /proc: existence only
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/** SIGKILLs every tracked process (or those given) still running and its descendants; returns what it killed. */
+export function killLeftovers(procs: Iterable<Subprocess> = running): string[] {
+  const killed: string[] = [];
+  for (const proc of procs) {
+    const tree: number[] = [];
+    const walk = (pid: number) => {
+      tree.push(pid);
+      for (const c of childPids(pid)) walk(c);
+    };
+    walk(proc.pid);
+    for (const pid of tree) {
+      let cmd = "";
+      try {
+        cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+      } catch {
+        // not Linux, or gone
+      }
+      try {
+        process.kill(pid, "SIGKILL");
+        killed.push(`${pid} ${cmd}`.trim());
+      } catch {
+        // already gone
+      }
+    }
+  }
+  for (const proc of procs) running.delete(proc);
+  return killed;
+}
