@@ -68,7 +68,7 @@ describe("SIGTERM while the database stopped answering", () => {
         databaseUrl: pg.via(db.url),
         redisUrl: sharedRedisUrl(),
         prefix: uniquePrefix(),
-        extra: { IBIS_SHUTDOWN_TIMEOUT_MS: "1500", IBIS_LOG_LEVEL: "info" },
+        extra: { IBIS_SHUTDOWN_TIMEOUT_MS: "1500" },
         stderr: "pipe",
       });
       const log = new Response(node.proc.stderr as ReadableStream).text();

@@ -53,16 +53,28 @@ describe("2 workers on PostgreSQL and Redis", () => {
   });
   afterAll(() => db.drop());
 
-  /** Starts the supervisor and waits until both workers have answered /readyz (new connection each time). */
-  async function startWorkers(): Promise<{ sup: Subprocess; port: number; nodeIds: number[] }> {
+  /**
+   * Starts the supervisor and waits until both workers have answered /readyz (new connection each time).
+   * `log`: the supervisor's and the workers' stderr (the workers inherit it), whole once every one of them exited.
+   * A worker's stop may take 5 s before it gives up and says where it hung (main.ts), well inside a test's time.
+   */
+  async function startWorkers(): Promise<{ sup: Subprocess; port: number; nodeIds: number[]; log: Promise<string> }> {
     const port = freePort();
     const sup = tracked(
       Bun.spawn([process.execPath, MAIN, "--workers", "2"], {
-        env: childEnv({ PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: db.url, REDIS_URL: sharedRedisUrl(), IBIS_REDIS_PREFIX: r.prefix }),
+        env: childEnv({
+          PORT: String(port),
+          HOST: "127.0.0.1",
+          DATABASE_URL: db.url,
+          REDIS_URL: sharedRedisUrl(),
+          IBIS_REDIS_PREFIX: r.prefix,
+          IBIS_SHUTDOWN_TIMEOUT_MS: "5000",
+        }),
         stdout: "inherit",
-        stderr: "inherit",
+        stderr: "pipe",
       }),
     );
+    const log = new Response(sup.stderr).text();
     const seen = new Set<number>();
     try {
       // Bounded by the test timeout; SO_REUSEPORT spreads new connections, so both answer sooner or later.
@@ -75,16 +87,17 @@ describe("2 workers on PostgreSQL and Redis", () => {
       sup.kill("SIGKILL");
       throw e;
     }
-    return { sup, port, nodeIds: [...seen] };
+    return { sup, port, nodeIds: [...seen], log };
   }
 
   test("both answer on one port with different node ids; SIGTERM stops both and releases their ids", async () => {
-    const { sup, nodeIds } = await startWorkers();
+    const { sup, nodeIds, log } = await startWorkers();
     try {
       expect(nodeIds).toHaveLength(2);
       expect(await r.redis.exists(...nodeIds.map((id) => `${r.prefix}nodeid:${id}`))).toBe(2);
       sup.kill("SIGTERM");
       expect(await sup.exited).toBe(0);
+      expect((await log).split("\n").filter((l) => l.includes("shutdown did not finish"))).toEqual([]);
       expect(await r.redis.exists(...nodeIds.flatMap((id) => [`${r.prefix}nodeid:${id}`, `${r.prefix}alive:${id}`]))).toBe(0);
     } finally {
       sup.kill("SIGKILL");
@@ -92,7 +105,7 @@ describe("2 workers on PostgreSQL and Redis", () => {
   }, 30_000);
 
   test("workers whose supervisor is SIGKILLed shut down instead of holding the port, and exit", async () => {
-    const { sup, port, nodeIds } = await startWorkers();
+    const { sup, port, nodeIds, log } = await startWorkers();
     const workers = childPids(sup.pid);
     try {
       expect(workers).toHaveLength(2);
@@ -103,6 +116,8 @@ describe("2 workers on PostgreSQL and Redis", () => {
       await until(async () => (await r.redis.exists(...nodeIds.map((id) => `${r.prefix}alive:${id}`))) === 0);
       // Not only off the port: the processes are gone (an orphan stuck in its shutdown would outlive the run).
       await until(async () => !workers.some(alive));
+      // Exited because their stop finished, not because it overran its deadline.
+      expect((await log).split("\n").filter((l) => l.includes("shutdown did not finish"))).toEqual([]);
     } finally {
       for (const pid of workers.filter(alive)) process.kill(pid, "SIGKILL");
     }
