@@ -204,7 +204,9 @@ export class TcpRelay {
     return u.toString();
   }
 
+  /** Listens (again, after `cut()`: the port it held is free only then). */
   restore(): Promise<void> {
+    if (this.#server) return Promise.reject(new Error("TcpRelay.restore() while listening: cut() first"));
     this.#frozen = false;
     const server = createServer((client) => {
       // A connection the kernel accepted just before a cut reaches us after it: refuse it like the cut ones.
