@@ -1,20 +1,12 @@
 import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { sharedRedisUrl, uniquePrefix } from "./bus/redis-fixture.ts";
-import { befriend, openOn, signup, startIbisProcess, TcpRelay, type IbisProcess } from "./cluster/processes.ts";
+import { befriend, freePort, openOn, signup, startIbisProcess, TcpRelay, type IbisProcess } from "./cluster/processes.ts";
 import { tracked } from "./support/children.ts";
 import { freshPostgresDatabase } from "./support/stores.ts";
 import { c2c } from "./support/ws.ts";
 
 const ROOT = resolve(import.meta.dir, "..");
-
-/** A free loopback port (bound once, released). */
-function freePort(): number {
-  const s = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
-}
 
 /** `bun src/main.ts` over memory:// on a free port; resolves once /health answers. */
 async function startMain(env: Record<string, string>) {

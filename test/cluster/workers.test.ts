@@ -4,7 +4,7 @@ import { workerRefusals, workersArg } from "../../src/cluster/workers.ts";
 import { testConfig } from "../../src/config/index.ts";
 import { until } from "../bus/collector.ts";
 import { sharedRedisUrl, useRedis } from "../bus/redis-fixture.ts";
-import { alive, childPids, tracked } from "../support/children.ts";
+import { alive, descendants, tracked } from "../support/children.ts";
 import { freshPostgresDatabase } from "../support/stores.ts";
 import { childEnv, freePort, MAIN } from "./processes.ts";
 
@@ -106,7 +106,7 @@ describe("2 workers on PostgreSQL and Redis", () => {
 
   test("workers whose supervisor is SIGKILLed shut down instead of holding the port, and exit", async () => {
     const { sup, port, nodeIds, log } = await startWorkers();
-    const workers = childPids(sup.pid);
+    const workers = descendants(sup.pid);
     try {
       expect(workers).toHaveLength(2);
       sup.kill("SIGKILL");

@@ -14,6 +14,7 @@ import { api, type TestNode } from "../support/node.ts";
 import { openStore } from "../../src/db/store.ts";
 import { freshPostgresDatabase, pgliteTemplateBlob, storeKinds } from "../support/stores.ts";
 import { tracked } from "../support/children.ts";
+import { freePort } from "../cluster/processes.ts";
 import { befriend, connect, message, ofType, signup } from "./support.ts";
 
 const MAIN = join(import.meta.dir, "../../src/main.ts");
@@ -23,13 +24,6 @@ function childEnv(extra: Record<string, string>): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(DATABASE_URL|DATA_DIR|REDIS_URL|IBIS_|PORT$)/.test(k)) env[k] = v;
   return { ...env, IBIS_LOG_LEVEL: "warn", IBIS_PASSWORD_MEMORY_KIB: "1024", IBIS_NODE_ID: "7", HOST: "127.0.0.1", ...extra };
-}
-
-function freePort(): number {
-  const s = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response() });
-  const port = s.port!;
-  s.stop(true);
-  return port;
 }
 
 /** Starts Ibis and waits (by condition) until /readyz answers 200. */

@@ -1,11 +1,11 @@
 import { expect, test } from "bun:test";
 import { until } from "../bus/collector.ts";
-import { alive, childPids, killLeftovers, tracked } from "./children.ts";
+import { alive, descendants, killLeftovers, tracked } from "./children.ts";
 
 test("a tracked process left running is killed with its descendants, and named", async () => {
   const sh = tracked(Bun.spawn(["sh", "-c", "sleep 300 & sleep 301 & wait"], { stdout: "ignore" }));
-  await until(() => childPids(sh.pid).length === 2);
-  const kids = childPids(sh.pid);
+  await until(() => descendants(sh.pid).length === 2);
+  const kids = descendants(sh.pid);
   const killed = killLeftovers([sh]);
   expect(killed).toHaveLength(3);
   expect(killed[0]).toStartWith(`${sh.pid} sh -c`);

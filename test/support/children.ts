@@ -7,7 +7,8 @@
  * and names it.
  */
 import type { Subprocess } from "bun";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
+import { tree } from "../../bench/lib/procstat.ts";
 
 // On globalThis: the preload and the test files must see one set whatever their module instances.
 const KEY = Symbol.for("ibis.test.children");
@@ -21,27 +22,8 @@ export function tracked<T extends Subprocess>(proc: T): T {
   return proc;
 }
 
-/** Pids whose parent is `pid`, read from /proc (Linux); empty elsewhere. */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc");
-  } catch {
-    return out;
-  }
-  for (const e of entries) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      // Field 4 of stat, after the parenthesised command (which may hold spaces).
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      if (Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]) === pid) out.push(Number(e));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
+/** Every process below `pid` (children, theirs, …), from /proc (Linux); empty elsewhere. */
+export const descendants = (pid: number): number[] => tree(pid).slice(1);
 
 /** Whether a process with this pid still runs (a zombie waiting to be reaped does not: an orphan's reaper may never come). */
 export function alive(pid: number): boolean {
@@ -62,13 +44,7 @@ export function alive(pid: number): boolean {
 export function killLeftovers(procs: Iterable<Subprocess> = running): string[] {
   const killed: string[] = [];
   for (const proc of procs) {
-    const tree: number[] = [];
-    const walk = (pid: number) => {
-      tree.push(pid);
-      for (const c of childPids(pid)) walk(c);
-    };
-    walk(proc.pid);
-    for (const pid of tree) {
+    for (const pid of tree(proc.pid)) {
       let cmd = "";
       try {
         cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
