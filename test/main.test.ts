@@ -9,10 +9,10 @@ import { c2c } from "./support/ws.ts";
 const ROOT = resolve(import.meta.dir, "..");
 
 /** `bun src/main.ts` over memory:// on a free port; resolves once /health answers. */
-async function startMain(env: Record<string, string>) {
+async function startMain(env: Record<string, string | undefined>, bunFlags: string[] = []) {
   const port = freePort();
   const proc = tracked(
-    Bun.spawn(["bun", "src/main.ts"], {
+    Bun.spawn(["bun", ...bunFlags, "src/main.ts"], {
       cwd: ROOT,
       env: { ...process.env, PORT: String(port), HOST: "127.0.0.1", DATABASE_URL: "memory://", IBIS_LOG_LEVEL: "silent", ...env },
       stdout: "ignore",
@@ -27,6 +27,39 @@ async function startMain(env: Record<string, string>) {
   proc.kill("SIGKILL");
   throw new Error("main did not answer /health");
 }
+
+/** NUL-separated /proc files of a process: its environment or its command line. */
+const procList = async (pid: number, file: "environ" | "cmdline") => (await Bun.file(`/proc/${pid}/${file}`).text()).split("\0");
+
+describe("the allocator's settings (src/runtime/allocator.ts)", () => {
+  test("unset: the node runs with MIMALLOC_PURGE_HOLES=0, in the same process, with Bun's flags kept", async () => {
+    const { proc, port } = await startMain({ MIMALLOC_PURGE_HOLES: undefined }, ["--smol"]);
+    try {
+      // The pid the supervisor (here: the test) knows is the one serving, started again with the variable set.
+      expect(await procList(proc.pid, "environ")).toContain("MIMALLOC_PURGE_HOLES=0");
+      const cmdline = await procList(proc.pid, "cmdline");
+      expect(cmdline).toContain("--smol");
+      expect(cmdline.at(-2)).toEndWith("src/main.ts");
+      expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+    expect(proc.exitCode).toBe(0);
+  }, 30_000);
+
+  test("an operator's own value is kept as set", async () => {
+    const { proc } = await startMain({ MIMALLOC_PURGE_HOLES: "1" });
+    try {
+      const env = await procList(proc.pid, "environ");
+      expect(env).toContain("MIMALLOC_PURGE_HOLES=1");
+      expect(env).not.toContain("MIMALLOC_PURGE_HOLES=0");
+    } finally {
+      proc.kill("SIGTERM");
+      await proc.exited;
+    }
+  }, 30_000);
+});
 
 describe("IBIS_BENCH_GC_SIGNAL (bench/ reads RSS after a full GC)", () => {
   test("on: SIGUSR1 runs a GC and the node keeps serving", async () => {

@@ -11,6 +11,7 @@ import type { Subprocess } from "bun";
 import type { Config } from "../config/index.ts";
 import { fields } from "../config/index.ts";
 import type { Logger } from "../log.ts";
+import { selfCommand } from "../runtime/self.ts";
 
 /** Env var set on worker processes: their index, 0..N-1. */
 export const WORKER_INDEX_ENV = "IBIS_WORKER_INDEX";
@@ -41,12 +42,6 @@ export function workerRefusals(config: Config): string[] {
   return out;
 }
 
-/** The command that runs this same entry again (script under `bun`, or a compiled binary). */
-function selfCommand(): string[] {
-  const script = process.argv[1];
-  const compiled = !script || script.startsWith("/$bunfs/") || script.startsWith("B:/~BUN/");
-  return compiled ? [process.execPath, ...process.argv.slice(2)] : [process.execPath, ...process.argv.slice(1)];
-}
 
 const QUICK_EXIT_MS = 5_000;
 const MAX_QUICK_EXITS = 3;
