@@ -3,9 +3,9 @@ import { selfCommand } from "./self.ts";
 /**
  * Bun's allocator (its mimalloc) returns the free holes inside its pages to the kernel as they appear
  * (`MIMALLOC_PURGE_HOLES`, on by default): thousands of small `madvise(MADV_DONTNEED)` a second under load, mostly
- * from the JIT's threads, and as many page faults when the memory is used again. In a C2C run that was a third of
- * the embedded node's CPU per message (bench/FINDINGS.md 2026-11-29, thirteenth). Whole free spans are still
- * returned after the allocator's delay, so an idle node's memory still goes back.
+ * from the JIT's threads, and page faults when the memory is used again. In a C2C run that was a third of
+ * the embedded node's CPU per message (bench/FINDINGS.md 2026-11-29, thirteenth). Whole free spans still go back
+ * after the allocator's delay; the holes are kept for reuse, which costs memory (the same section, docs/operations.md).
  *
  * mimalloc reads its options from the environment once, when the process starts, and Bun exports no call to set
  * them: the entry point starts itself again (`execve`: same pid, same file descriptors, same arguments) with the
