@@ -42,7 +42,6 @@ export function workerRefusals(config: Config): string[] {
   return out;
 }
 
-
 const QUICK_EXIT_MS = 5_000;
 const MAX_QUICK_EXITS = 3;
 
