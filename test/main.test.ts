@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { resolve } from "node:path";
 import { sharedRedisUrl, uniquePrefix } from "./bus/redis-fixture.ts";
 import { befriend, freePort, openOn, signup, startIbisProcess, TcpRelay, type IbisProcess } from "./cluster/processes.ts";
-import { tracked } from "./support/children.ts";
+import { procList, tracked } from "./support/children.ts";
 import { freshPostgresDatabase } from "./support/stores.ts";
 import { c2c } from "./support/ws.ts";
 
@@ -28,16 +28,13 @@ async function startMain(env: Record<string, string | undefined>, bunFlags: stri
   throw new Error("main did not answer /health");
 }
 
-/** NUL-separated /proc files of a process: its environment or its command line. */
-const procList = async (pid: number, file: "environ" | "cmdline") => (await Bun.file(`/proc/${pid}/${file}`).text()).split("\0");
-
 describe("the allocator's settings (src/runtime/allocator.ts)", () => {
   test("unset: the node runs with MIMALLOC_PURGE_HOLES=0, in the same process, with Bun's flags kept", async () => {
     const { proc, port } = await startMain({ MIMALLOC_PURGE_HOLES: undefined }, ["--smol"]);
     try {
       // The pid the supervisor (here: the test) knows is the one serving, started again with the variable set.
-      expect(await procList(proc.pid, "environ")).toContain("MIMALLOC_PURGE_HOLES=0");
-      const cmdline = await procList(proc.pid, "cmdline");
+      expect(procList(proc.pid, "environ")).toContain("MIMALLOC_PURGE_HOLES=0");
+      const cmdline = procList(proc.pid, "cmdline");
       expect(cmdline).toContain("--smol");
       expect(cmdline.at(-2)).toEndWith("src/main.ts");
       expect((await fetch(`http://127.0.0.1:${port}/health`)).status).toBe(200);
@@ -51,7 +48,7 @@ describe("the allocator's settings (src/runtime/allocator.ts)", () => {
   test("an operator's own value is kept as set", async () => {
     const { proc } = await startMain({ MIMALLOC_PURGE_HOLES: "1" });
     try {
-      const env = await procList(proc.pid, "environ");
+      const env = procList(proc.pid, "environ");
       expect(env).toContain("MIMALLOC_PURGE_HOLES=1");
       expect(env).not.toContain("MIMALLOC_PURGE_HOLES=0");
     } finally {

@@ -40,6 +40,9 @@ export function alive(pid: number): boolean {
   }
 }
 
+/** A NUL-separated /proc file of a process, split as it is (its environment or its command line; Linux). */
+export const procList = (pid: number, file: "environ" | "cmdline"): string[] => readFileSync(`/proc/${pid}/${file}`, "utf8").split("\0");
+
 /** SIGKILLs every tracked process (or those given) still running and its descendants; returns what it killed. */
 export function killLeftovers(procs: Iterable<Subprocess> = running): string[] {
   const killed: string[] = [];
@@ -47,7 +50,7 @@ export function killLeftovers(procs: Iterable<Subprocess> = running): string[] {
     for (const pid of tree(proc.pid)) {
       let cmd = "";
       try {
-        cmd = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+        cmd = procList(pid, "cmdline").join(" ").trim();
       } catch {
         // not Linux, or gone
       }
