@@ -6,6 +6,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { BatchLoader } from "../db/batch-load.ts";
+import { FixedStatement, type Bound } from "../db/statement.ts";
 import { arrayLiteral, rowsOf, type Store } from "../db/store.ts";
 import { deliveryDevices, deliveryMarks, inbox, messages, timeline, timelineMembers, userDevices } from "../db/schema/index.ts";
 import { ID_EPOCH_MS, idFloorForTime } from "../ids/tsid.ts";
@@ -240,9 +241,26 @@ export interface OpenRequest {
  * by `ord`.
  */
 export function openDevicesQuery(reqs: readonly OpenRequest[]): SQL {
-  const users = arrayLiteral(reqs.map((r) => r.userId.toString()));
-  const devices = arrayLiteral(reqs.map((r) => r.deviceId));
-  const fresh = arrayLiteral(reqs.map((r) => r.fresh.toString()));
+  return openDevicesSql(...openDevicesArgs(reqs));
+}
+
+/** openDevicesQuery's text, compiled once (it never varies), and its three array parameters for `reqs`. */
+export function openDevicesStatement(reqs: readonly OpenRequest[]): Bound {
+  return OPEN_DEVICES.bind(...openDevicesArgs(reqs));
+}
+
+const OPEN_DEVICES = new FixedStatement<[string, string, string]>((u, d, f) => openDevicesSql(u, d, f), 3);
+
+/** Users, devices, fresh floors. */
+function openDevicesArgs(reqs: readonly OpenRequest[]): [string, string, string] {
+  return [
+    arrayLiteral(reqs.map((r) => r.userId.toString())),
+    arrayLiteral(reqs.map((r) => r.deviceId)),
+    arrayLiteral(reqs.map((r) => r.fresh.toString())),
+  ];
+}
+
+function openDevicesSql(users: unknown, devices: unknown, fresh: unknown): SQL {
   // Every per-device lookup is a lateral subquery behind `offset 0` (the planner may not pull it up into a join):
   // one primary-key probe per device, whatever the tables' statistics. As plain joins, a planner that had not
   // analyzed a growing delivery_device (a fresh deployment, a burst of new devices) hashed the whole table for
@@ -409,7 +427,8 @@ export class InboxReader {
         if (at === undefined) first.set(key, (at = distinct.push(part[i]!) - 1));
         slot[i] = at;
       }
-      const rows = await this.store.fixed<{ ord: number | bigint | string; status: number | null; pending: boolean }>(openDevicesQuery(distinct));
+      const { text, params } = openDevicesStatement(distinct);
+      const rows = await this.store.query<{ ord: number | bigint | string; status: number | null; pending: boolean }>(text, params);
       const answers: DeviceOpen[] = new Array(distinct.length).fill(NOT_OPENED);
       for (const r of rows) answers[Number(r.ord) - 1] = { status: r.status == null ? undefined : Number(r.status), pending: r.pending === true };
       for (let i = 0; i < part.length; i++) out[from + i] = answers[slot[i]!]!;

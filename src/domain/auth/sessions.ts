@@ -10,6 +10,7 @@
  */
 import { and, eq, sql, type SQL } from "drizzle-orm";
 import { authSessions, userDevices } from "../../db/schema/index.ts";
+import { FixedStatement, type Bound } from "../../db/statement.ts";
 import { arrayLiteral, type Store } from "../../db/store.ts";
 import type { LivenessSource, SessionFact, SessionKey } from "./liveness.ts";
 import type { TokenClaims, TokenPair, TokenService } from "./tokens.ts";
@@ -25,8 +26,23 @@ export type RefreshRefusal = { readonly reason: "revoked" | "suspended" | "gone"
  * for every batch of handshakes.
  */
 export function sessionsAmongQuery(keys: readonly SessionKey[]): SQL {
-  const users = arrayLiteral(keys.map((k) => k.userId.toString()));
-  const devices = arrayLiteral(keys.map((k) => k.deviceId));
+  return sessionsAmongSql(...sessionsAmongArgs(keys));
+}
+
+/** sessionsAmongQuery's text, compiled once (it never varies), and its two array parameters for `keys`. */
+export function sessionsAmongStatement(keys: readonly SessionKey[]): Bound {
+  return SESSIONS_AMONG.bind(...sessionsAmongArgs(keys));
+}
+
+const SESSIONS_AMONG = new FixedStatement<[string, string]>((u, d) => sessionsAmongSql(u, d), 2);
+
+/** Users, devices. */
+const sessionsAmongArgs = (keys: readonly SessionKey[]): [string, string] => [
+  arrayLiteral(keys.map((k) => k.userId.toString())),
+  arrayLiteral(keys.map((k) => k.deviceId)),
+];
+
+function sessionsAmongSql(users: unknown, devices: unknown): SQL {
   return sql`
     select r.ord, case when u.id is null then null else u.deleted_at is not null end as deleted,
       u.suspended_at is not null as suspended, s.gen
@@ -134,9 +150,8 @@ export class DeviceSessions implements LivenessSource {
   }
 
   async sessionsAmong(keys: readonly SessionKey[]): Promise<readonly SessionFact[]> {
-    const rows = await this.store.fixed<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(
-      sessionsAmongQuery(keys),
-    );
+    const { text, params } = sessionsAmongStatement(keys);
+    const rows = await this.store.query<{ ord: number | string; deleted: boolean | null; suspended: boolean | null; gen: number | null }>(text, params);
     const out: SessionFact[] = new Array(keys.length).fill("gone");
     for (const r of rows) {
       if (r.deleted === null || r.deleted) continue;
