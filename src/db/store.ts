@@ -35,7 +35,9 @@ export interface Store {
    * Drizzle runs every query unprepared, and postgres.js then asks the server
    * for the parameter types first: two round trips and a parse and plan each
    * time, on the handshake's critical path. Never for texts that vary (a
-   * prepared statement per variant would pile up on every connection).
+   * prepared statement per variant would pile up on every connection). The
+   * text is compiled on every call: a long one run often is compiled once
+   * instead (src/db/statement.ts) and run through `query`.
    */
   fixed<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   ping(): Promise<boolean>;
