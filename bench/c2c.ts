@@ -150,7 +150,7 @@ await scenarioMain(async (cleanup) => {
           "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM; " +
           "send→delivery from scheduled send time to the receiver's push, issue 19's measure; generator lag: how late the " +
           "generator's own sends left past their scheduled time, which every latency here includes)",
-        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS, "send→delivery p99 ms", "generator lag p99 ms"],
+        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS, "send→delivery p99 ms", "generator lag p99 ms", "machine idle %", "of it waiting on I/O"],
         rows: live.flatMap((t) =>
           (byLoad[t.name] ?? []).map((x) => [
             t.name,
@@ -160,6 +160,8 @@ await scenarioMain(async (cleanup) => {
             ...latencyCells(x.round),
             deliveryP99(x.round),
             worstP99(x.round, "send_lag"),
+            x.round.machine_idle_pct ?? "",
+            x.round.machine_iowait_pct ?? "",
           ]),
         ),
       },
@@ -194,15 +196,16 @@ function cpuTable(rounds: [string, Round][]) {
     title:
       "CPU per message in the closed loop, µs (median round): server and PostgreSQL's processes, like the machine's " +
       "context switches, over the whole round, warm-up included, the load generator over its measured window; the " +
-      "embedded store's CPU is the node's",
+      "embedded store's CPU is the node's; the machine's idle share over the round, % of all cores, and of it the share " +
+      "idle while some task waited on I/O (a closed loop that leaves cores idle waits for something: commits, wake-ups)",
     columns: [
       "server", "server µs/msg", "of it in the kernel", "PostgreSQL µs/msg", "generator µs/msg", "all µs/msg", "context switches/msg (machine)",
-      "server's main thread waiting for a core, % of the round",
+      "server's main thread waiting for a core, % of the round", "machine idle, % of all cores", "of it waiting on I/O",
     ],
     rows: rounds.map(([name, r]) => {
       const c = cpuPerMessage(r);
       const all = round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
-      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, all, c.switches ?? "", r.server_wait_pct ?? ""];
+      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, all, c.switches ?? "", r.server_wait_pct ?? "", r.machine_idle_pct ?? "", r.machine_iowait_pct ?? ""];
     }),
   };
 }

@@ -1,5 +1,5 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
-import { contextSwitches, cpuMeter, cpuMsOfCommand, minorFaults, rssKb } from "./procstat.ts";
+import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb } from "./procstat.ts";
 import { round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
@@ -34,6 +34,12 @@ export interface Round {
   db_cpu_pct?: number;
   /** Context switches of the whole machine per second of the round (absent in results written before it was recorded). */
   machine_ctxt_per_s?: number;
+  /**
+   * The machine's idle share over the round, % of all cores' time (100 = every core idle), and of it the share
+   * idle while some task waited on I/O (`idleShares`). Absent in results written before they were recorded.
+   */
+  machine_idle_pct?: number;
+  machine_iowait_pct?: number;
   client_cpu_pct: number;
   /** Every client's result without its histogram (the merged one is `hist`). */
   clients: Omit<ClientResult, "hist">[];
@@ -46,12 +52,14 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
   const faults0 = sum(serverPids.map(minorFaults));
   const db0 = cpuMsOfCommand("postgres");
   const ctxt0 = contextSwitches();
+  const machine0 = machineCpu();
   const t0 = performance.now();
   const results = await run();
   const cpu = meters.map((m) => m());
   const wallMs = performance.now() - t0;
   const dbPct = ((cpuMsOfCommand("postgres") - db0) / wallMs) * 100;
   const ctxtPerS = ((contextSwitches() - ctxt0) / wallMs) * 1000;
+  const idle = idleShares(machine0, machineCpu());
   const faults = sum(serverPids.map(minorFaults)) - faults0;
   const h = Histogram.from(results.flatMap((r) => (r.hist ? [r.hist] : [])));
   return {
@@ -64,6 +72,8 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
     server_minor_faults: faults,
     db_cpu_pct: round(dbPct, 1),
     machine_ctxt_per_s: round(ctxtPerS),
+    machine_idle_pct: idle.idle_pct,
+    machine_iowait_pct: idle.iowait_pct,
     client_cpu_pct: round(sum(results.map((r) => r.client_cpu_pct)), 1),
     clients: results.map(({ hist: _h, ...rest }) => rest),
     hist: h.snapshot(),

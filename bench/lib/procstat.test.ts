@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { openSync, closeSync, writeSync } from "node:fs";
-import { contextSwitches, cpuMeter, cpuMs, minorFaults, rssKb, runQueueWaitMs, sysMs } from "./procstat.ts";
+import { availableParallelism } from "node:os";
+import { contextSwitches, cpuMeter, cpuMs, idleShares, machineCpu, minorFaults, rssKb, runQueueWaitMs, sysMs } from "./procstat.ts";
 
 describe("procstat: this process's own counters", () => {
   test("minor faults grow when fresh memory is touched; CPU and RSS read", () => {
@@ -73,6 +74,42 @@ describe("procstat: waiting for a core", () => {
       expect(mIdle!.wait_pct).toBeLessThan(5);
     } finally {
       for (const p of [a, b, alone, idle]) p.kill();
+    }
+  });
+});
+
+describe("procstat: the machine's idle share", () => {
+  const at = (total: number, idle: number, iowait: number) => ({ total, idle, iowait });
+  test.each([
+    // [first reading, second reading, idle %, of it I/O wait %]
+    [at(1_000, 100, 0), at(1_200, 150, 10), 30, 5], // 200 ticks: 50 idle + 10 waiting on I/O
+    [at(0, 0, 0), at(400, 0, 0), 0, 0], // every core busy
+    [at(0, 0, 0), at(400, 300, 100), 100, 25], // every core idle, a quarter of it with I/O outstanding
+    [at(500, 10, 10), at(500, 10, 10), 0, 0], // no tick between the readings: nothing to divide
+  ])("%o → %o: idle %d, I/O wait %d (shares of all cores)", (a, b, idle, iowait) => {
+    expect(idleShares(a, b)).toEqual({ idle_pct: idle, iowait_pct: iowait });
+  });
+
+  test("every core spinning leaves the machine hardly idle; the ticks counted are all cores' time", async () => {
+    const cores = availableParallelism();
+    const spinners = Array.from({ length: cores }, (_, i) =>
+      Bun.spawn(["taskset", "-c", String(i), process.execPath, "-e", "for (;;) {}"], { stdout: "ignore", stderr: "inherit" }),
+    );
+    try {
+      await Bun.sleep(300); // all started and spinning
+      const a = machineCpu();
+      const t0 = performance.now();
+      await Bun.sleep(1_000);
+      const b = machineCpu();
+      const seconds = (performance.now() - t0) / 1000;
+      // Clock ticks are 1/100 s per core (USER_HZ).
+      expect(b.total - a.total).toBeGreaterThan(cores * 100 * seconds * 0.8);
+      expect(b.total - a.total).toBeLessThan(cores * 100 * seconds * 1.2);
+      const shares = idleShares(a, b);
+      expect(shares.idle_pct).toBeLessThan(20);
+      expect(shares.iowait_pct).toBeLessThanOrEqual(shares.idle_pct);
+    } finally {
+      for (const p of spinners) p.kill();
     }
   });
 });

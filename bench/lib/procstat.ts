@@ -98,6 +98,38 @@ export function contextSwitches(): number {
   }
 }
 
+/** The machine's CPU time so far, all cores, in clock ticks (the `cpu` line of /proc/stat; zeros where unreadable). */
+export interface MachineCpu {
+  /** Every state: user, nice, system, idle, iowait, irq, softirq, steal. */
+  total: number;
+  idle: number;
+  /** Idle with some task waiting on I/O (a commit's fsync, a read from the disk). */
+  iowait: number;
+}
+
+export function machineCpu(): MachineCpu {
+  try {
+    const f = /^cpu +(.*)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]?.split(/ +/).map(Number) ?? [];
+    // guest and guest_nice (fields 9 and 10) are already counted in user and nice.
+    const total = f.slice(0, 8).reduce((a, b) => a + b, 0);
+    return { total, idle: f[3] ?? 0, iowait: f[4] ?? 0 };
+  } catch {
+    return { total: 0, idle: 0, iowait: 0 };
+  }
+}
+
+/**
+ * Between two readings: the share of all cores' time that was idle, and of it the share idle while some task
+ * waited on I/O, each % of the whole (100 = every core idle all the time). A closed loop that leaves cores idle is
+ * waiting for something, not bound by CPU: on PostgreSQL, its commits (bench/FINDINGS.md, fifteenth section).
+ */
+export function idleShares(a: MachineCpu, b: MachineCpu): { idle_pct: number; iowait_pct: number } {
+  const total = b.total - a.total;
+  if (total <= 0) return { idle_pct: 0, iowait_pct: 0 };
+  const pct = (v: number) => Math.round((v / total) * 1000) / 10;
+  return { idle_pct: pct(b.idle - a.idle + (b.iowait - a.iowait)), iowait_pct: pct(b.iowait - a.iowait) };
+}
+
 /**
  * Minor page faults of a process tree so far, from /proc/<pid>/stat (0 when
  * gone): each is a page of fresh memory touched, so their growth over a
