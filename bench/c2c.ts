@@ -12,12 +12,19 @@
  * With --metrics-compare the Ibis side is two embedded nodes, IBIS_METRICS on
  * and off, alternating (results as scenario c2c-metrics; docs/operations.md).
  *
- *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--metrics-compare] [--smoke]
+ * With --compare "K=V[,K=V]" it is two nodes of one store (--ibis memory or
+ * postgres, default postgres): as configured, and with those variables on top,
+ * alternating round by round beside the relay (results as scenario
+ * c2c-compare). Their per-round ratio is the paired measure of a change: this
+ * host's speed moves by up to 2× within a minute, so two whole runs compared
+ * measure the host as much as the change (bench/FINDINGS.md, fifteenth section).
+ *
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--metrics-compare | --compare K=V,…] [--smoke]
  */
-import { bool, num, nums } from "./lib/args.ts";
+import { bool, envList, num, nums, str } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
-import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, measure, type ClientResult, type Round } from "./lib/measure.ts";
+import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, measure, pairedRounds, type ClientResult, type Round } from "./lib/measure.ts";
 import { freePort, runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
@@ -35,7 +42,20 @@ const P = {
   loads: nums(a, "loads", c.smoke ? [50, 100] : [25, 50, 100]),
   rounds: c.rounds,
   metricsCompare: bool(a, "metrics-compare"),
+  /** --compare: the variables of the second node ("K=V,K2=V2"). */
+  compare: str(a, "compare", ""),
 };
+
+/**
+ * Two nodes compared round by round (--metrics-compare, --compare): each side's name and the variables it starts
+ * with on top of the cluster's. undefined: the usual sides (--ibis).
+ */
+const compared: { scenario: string; store: "memory" | "postgres"; sides: [string, Record<string, string>][] } | undefined = P.metricsCompare
+  ? { scenario: "c2c-metrics", store: "memory", sides: [["metrics on", { IBIS_METRICS: "1" }], ["metrics off", { IBIS_METRICS: "0" }]] }
+  : P.compare
+    ? { scenario: "c2c-compare", store: c.ibis === "memory" ? "memory" : "postgres", sides: [["as configured", {}], [P.compare, envList(P.compare)]] }
+    : undefined;
+if (P.compare && !Object.keys(envList(P.compare)).length) throw new Error(`--compare wants K=V[,K=V], not ${JSON.stringify(P.compare)}`);
 
 /** Ibis targets carry their friend pairs' ids and tokens. */
 type Target = ProtoTarget & { pairs?: FriendPairs };
@@ -87,15 +107,13 @@ await scenarioMain(async (cleanup) => {
     P.workers > 1
       ? { IBIS_WORKERS: String(P.workers), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
       : {};
-  const metricsSides = async () =>
+  const comparedSides = async (k: NonNullable<typeof compared>) =>
     (
       await Promise.all(
-        (["1", "0"] as const).map(async (on) =>
-          (await ibisSides("memory", [], c.notes, () => ({ ...cluster(), IBIS_METRICS: on }))).map((h) => ({ ...h, name: `${h.name} metrics ${on === "1" ? "on" : "off"}` })),
-        ),
+        k.sides.map(async ([label, env]) => (await ibisSides(k.store, [], c.notes, () => ({ ...cluster(), ...env }))).map((h) => ({ ...h, name: `${h.name} ${label}` }))),
       )
     ).flat();
-  for (const h of P.metricsCompare ? await metricsSides() : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
+  for (const h of compared ? await comparedSides(compared) : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     cleanup.add(h);
     const routed = await routesC2c(h);
     const name = routed ? h.name : `${h.name} (transport only)`;
@@ -132,8 +150,9 @@ await scenarioMain(async (cleanup) => {
     }
   }
 
-  finish(P.metricsCompare ? "c2c-metrics" : "c2c", c, {
-    notes: P.metricsCompare ? metricsNotes(max) : undefined,
+  const scenario = compared?.scenario ?? "c2c";
+  finish(scenario, c, {
+    notes: compared ? pairedNotes(compared, max) : undefined,
     params: P,
     raw: { max, by_load: byLoad },
     ratios: { messages_per_s: rr },
@@ -144,7 +163,7 @@ await scenarioMain(async (cleanup) => {
         rows: live.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
       },
       cpuTable(live.map((t) => [t.name, medianRound(max[t.name]!, (r) => r.rate)])),
-      ...(P.metricsCompare ? [metricsPairs(max)] : []),
+      ...(compared ? [pairedTable(compared, max)] : []),
       {
         title:
           "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM; " +
@@ -168,7 +187,7 @@ await scenarioMain(async (cleanup) => {
     ],
     charts: [
       {
-        id: `${P.metricsCompare ? "c2c-metrics" : "c2c"}-throughput`,
+        id: `${scenario}-throughput`,
         title: "C2C completed messages/s vs offered load",
         kind: "line",
         x_label: "offered messages/s",
@@ -176,7 +195,7 @@ await scenarioMain(async (cleanup) => {
         series: live.map((t) => ({ name: t.name, points: (byLoad[t.name] ?? []).map((x) => [x.offered, round(x.round.rate)]) })),
       },
       {
-        id: `${P.metricsCompare ? "c2c-metrics" : "c2c"}-p99`,
+        id: `${scenario}-p99`,
         title: "C2C p99 latency vs offered load",
         kind: "line",
         x_label: "offered messages/s",
@@ -210,29 +229,19 @@ function cpuTable(rounds: [string, Round][]) {
   };
 }
 
-/**
- * --metrics-compare: each round's on and off runs back to back, so their ratio
- * is the paired measure; CPU µs per message is less sensitive to a shared box
- * than the rate. Both per round, then the median.
- */
-function metricsPairs(max: Record<string, Round[]>) {
-  const [on, off] = [max["ibis-memory metrics on"] ?? [], max["ibis-memory metrics off"] ?? []];
-  const cpuUs = (r: Round) => cpuPerMessage(r).server_us;
-  const rows: (string | number)[][] = on.map((r, i) => [i + 1, round(r.rate), round(off[i]!.rate), round(r.rate / off[i]!.rate, 3), cpuUs(r), cpuUs(off[i]!)]);
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  rows.push(["median", "", "", median(rows.map((r) => r[3] as number)), median(rows.map((r) => r[4] as number)), median(rows.map((r) => r[5] as number))]);
-  return {
-    title: "metrics on vs off, paired by round (closed loop): rate ratio and server CPU per message",
-    columns: ["round", "on msg/s", "off msg/s", "on/off", "on CPU µs/msg", "off CPU µs/msg"],
-    rows,
-  };
+/** The two compared nodes' closed-loop rounds, paired (bench/lib/measure.ts `pairedRounds`). */
+function pairedTable(k: NonNullable<typeof compared>, max: Record<string, Round[]>) {
+  const [la, lb] = k.sides.map(([label]) => label) as [string, string];
+  return pairedRounds(max[`ibis-${k.store} ${la}`] ?? [], max[`ibis-${k.store} ${lb}`] ?? [], la, lb);
 }
 
-function metricsNotes(max: Record<string, Round[]>): string[] {
-  const t = metricsPairs(max);
+function pairedNotes(k: NonNullable<typeof compared>, max: Record<string, Round[]>): string[] {
+  const t = pairedTable(k, max);
   const ratios = t.rows.slice(0, -1).map((r) => r[3] as number);
-  return [
-    `metrics on/off rate ratio per round: min ${Math.min(...ratios)}, median ${t.rows.at(-1)![3]}, max ${Math.max(...ratios)} ` +
-      "(IBIS_METRICS=0 drops the endpoint and the event-loop monitor; the per-message increments stay in both, see docs/operations.md).",
-  ];
+  const [la, lb] = k.sides.map(([label]) => label);
+  const what =
+    k.scenario === "c2c-metrics"
+      ? "IBIS_METRICS=0 drops the endpoint and the event-loop monitor; the per-message increments stay in both, see docs/operations.md"
+      : `the second node started with ${lb} on top of the first's variables`;
+  return [`${lb}/${la} rate ratio per round: min ${Math.min(...ratios)}, median ${t.rows.at(-1)![3]}, max ${Math.max(...ratios)} (${what}).`];
 }

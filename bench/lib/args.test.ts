@@ -1,7 +1,16 @@
 import { describe, expect, test } from "bun:test";
-import { parseArgs, usageOf } from "./args.ts";
+import { envList, parseArgs, usageOf } from "./args.ts";
 
 describe("bench flags", () => {
+  test.each([
+    ["IBIS_DELIVERY_WRITE_DEPTH=1", { IBIS_DELIVERY_WRITE_DEPTH: "1" }],
+    ["A=1,B=x=y", { A: "1", B: "x=y" }], // a value may hold "="
+    ["A=,junk,B=2", { A: "", B: "2" }], // an item without "=" is ignored; an empty value is a value
+    ["", {}],
+  ])("variables %p", (spec, env) => {
+    expect(envList(spec)).toEqual(env);
+  });
+
   test("values, = forms and bare flags", () => {
     expect(parseArgs(["--pairs", "50", "--ibis=postgres", "--representative", "--loads", "25,50"])).toEqual({
       pairs: "50",

@@ -51,3 +51,7 @@ export const str = (args: Args, name: string, fallback: string): string => {
 };
 
 export const bool = (args: Args, name: string): boolean => args[name] === true || args[name] === "1" || args[name] === "true";
+
+/** "K=V,K2=V2" as variables (a value may hold "="; an item without one is ignored): BENCH_IBIS_ENV and c2c --compare. */
+export const envList = (spec: string): Record<string, string> =>
+  Object.fromEntries(spec.split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));

@@ -19,6 +19,7 @@ import { TokenService } from "../../src/domain/auth/tokens.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
 import { encodeFrame, FrameType } from "../../src/protocol/frame.ts";
 import { parseJson, stringifyJson, utf8 } from "../../src/protocol/json.ts";
+import { envList } from "./args.ts";
 import { measurePgRoundTrip, PG_ADMIN, pgClient } from "./pg.ts";
 import { startServer, type RunningServer } from "./proc.ts";
 
@@ -84,8 +85,7 @@ export async function freshDatabase(): Promise<Db> {
 }
 
 /** BENCH_IBIS_ENV="K=V,K2=V2": variables for the Ibis node alone (A/B runs), not for the baseline or the clients. */
-const serverEnv = (): Record<string, string> =>
-  Object.fromEntries((process.env.BENCH_IBIS_ENV ?? "").split(",").filter((kv) => kv.includes("=")).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
+const serverEnv = (): Record<string, string> => envList(process.env.BENCH_IBIS_ENV ?? "");
 
 /** Starts Ibis; resolves `{ skipped }` with the reason when its /ws is not served yet. */
 export async function startIbisSide(store: IbisStore, env: Record<string, string> = {}): Promise<IbisHandle | { skipped: string }> {

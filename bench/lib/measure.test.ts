@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import type { Round } from "./measure.ts";
-import { cpuPerMessage } from "./measure.ts";
+import { cpuPerMessage, pairedRounds } from "./measure.ts";
 
 const round = (rate: number, server: number, client: number, db?: number, ctxtPerS?: number, serverSys?: number): Round => ({
   rate,
@@ -49,5 +49,25 @@ describe("cpuPerMessage: a round's CPU % over its rate, µs", () => {
   test("the server's kernel part per message, from the same rate (this machine's relay and Ibis node, tenth section)", () => {
     expect(cpuPerMessage(round(28_340, 85, 90, 0.2, 5_000, 70)).server_sys_us).toBe(24.7); // the relay: mostly syscalls
     expect(cpuPerMessage(round(7_000, 70, 35, 40, 8_500, 25)).server_sys_us).toBe(35.7); // Ibis: mostly its own code
+  });
+});
+
+describe("pairedRounds: two nodes' rounds side by side", () => {
+  test("per round the rate ratio and both sides' CPU per message; medians last (mean of the middle two when even)", () => {
+    // rate, server %, client %, db %: 100 µs of node + 40 + 20 at 10,000 msg/s is 160 µs a message in all
+    const a = [round(10_000, 100, 20, 40), round(8_000, 100, 20, 40)];
+    const b = [round(12_000, 96, 24, 36), round(6_000, 90, 18, 30)];
+    const t = pairedRounds(a, b, "as configured", "DEPTH=1");
+    expect(t.columns[3]).toBe("DEPTH=1 / as configured");
+    expect(t.rows).toEqual([
+      [1, 10_000, 12_000, 1.2, 100, 80, 160, 130],
+      [2, 8_000, 6_000, 0.75, 125, 150, 200, 230],
+      ["median", "", "", 0.975, 112.5, 115, 180, 180],
+    ]);
+  });
+
+  test("a round one side lacks is left out", () => {
+    const t = pairedRounds([round(1_000, 10, 10, 0)], [round(1_000, 10, 10, 0), round(2_000, 10, 10, 0)], "a", "b");
+    expect(t.rows.map((r) => r[0])).toEqual([1, "median"]);
   });
 });

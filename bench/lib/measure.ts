@@ -1,6 +1,6 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
 import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb } from "./procstat.ts";
-import { round, sum } from "./stats.ts";
+import { median, round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
 export interface ClientResult {
@@ -115,5 +115,27 @@ export function cpuPerMessage(r: Round): {
     db_us: r.db_cpu_pct === undefined ? null : us(r.db_cpu_pct),
     client_us: us(r.client_cpu_pct),
     switches: r.machine_ctxt_per_s === undefined ? null : round(r.machine_ctxt_per_s / rate, 2),
+  };
+}
+
+/**
+ * Two nodes' closed-loop rounds compared round by round (c2c --metrics-compare, --compare): round i of each ran back
+ * to back, so `b / a` of a round is the paired measure, and CPU µs per message (the node's, and the machine's: node,
+ * PostgreSQL and generator) is less sensitive to a shared box than the rate. Rows per round, then the medians; a
+ * round one side lacks is left out.
+ */
+export function pairedRounds(a: readonly Round[], b: readonly Round[], la: string, lb: string) {
+  const all = (c: ReturnType<typeof cpuPerMessage>) => round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
+  const rows: (string | number)[][] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const [ca, cb] = [cpuPerMessage(a[i]!), cpuPerMessage(b[i]!)];
+    rows.push([i + 1, round(a[i]!.rate), round(b[i]!.rate), round(b[i]!.rate / Math.max(1, a[i]!.rate), 3), ca.server_us, cb.server_us, all(ca), all(cb)]);
+  }
+  const col = (j: number) => round(median(rows.map((r) => r[j] as number)), 3);
+  rows.push(["median", "", "", col(3), col(4), col(5), col(6), col(7)]);
+  return {
+    title: `${lb} against ${la}, paired by round (closed loop): rate ratio, the node's and the machine's CPU per message`,
+    columns: ["round", `${la} msg/s`, `${lb} msg/s`, `${lb} / ${la}`, `${la} node µs/msg`, `${lb} node µs/msg`, `${la} all µs/msg`, `${lb} all µs/msg`],
+    rows,
   };
 }
