@@ -243,5 +243,6 @@ function pairedNotes(k: NonNullable<typeof compared>, max: Record<string, Round[
     k.scenario === "c2c-metrics"
       ? "IBIS_METRICS=0 drops the endpoint and the event-loop monitor; the per-message increments stay in both, see docs/operations.md"
       : `the second node started with ${lb} on top of the first's variables`;
+  if (!ratios.length) return [`${lb} against ${la}: no round where both ran (${what}).`];
   return [`${lb}/${la} rate ratio per round: min ${Math.min(...ratios)}, median ${t.rows.at(-1)![3]}, max ${Math.max(...ratios)} (${what}).`];
 }

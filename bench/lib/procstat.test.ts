@@ -112,4 +112,21 @@ describe("procstat: the machine's idle share", () => {
       for (const p of spinners) p.kill();
     }
   });
+
+  test("one core spinning of several: the others' idle time is counted as idle", async () => {
+    const cores = availableParallelism();
+    if (cores < 2) return; // nothing left idle to see
+    const spinner = Bun.spawn(["taskset", "-c", "0", process.execPath, "-e", "for (;;) {}"], { stdout: "ignore", stderr: "inherit" });
+    try {
+      await Bun.sleep(300);
+      const a = machineCpu();
+      await Bun.sleep(1_000);
+      const shares = idleShares(a, machineCpu());
+      // About (cores − 1) / cores of the time is idle; read from another field (system, user) it would be near 0.
+      expect(shares.idle_pct).toBeGreaterThan(10);
+      expect(shares.idle_pct).toBeLessThan(100 - 100 / cores + 10);
+    } finally {
+      spinner.kill();
+    }
+  });
 });
