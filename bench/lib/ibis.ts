@@ -114,6 +114,8 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
       },
       ready: listening,
       timeoutMs: 60_000,
+      // A profiled node writes its profile as it exits: killed 3 s after SIGTERM, an embedded node wrote none.
+      ...(process.env.BENCH_IBIS_PROFILE ? { stopGraceMs: 60_000 } : {}),
     });
   } catch (e) {
     await db?.drop();

@@ -26,6 +26,8 @@ export interface ServerSpec {
   /** Extracts the listening port from one output line; undefined until ready. */
   readonly ready?: (line: string) => number | undefined;
   readonly timeoutMs?: number;
+  /** How long `stop` waits after SIGTERM before SIGKILL (3 s; a node writing a CPU profile as it exits needs longer). */
+  readonly stopGraceMs?: number;
 }
 
 /** Baselines print `READY <port>` once listening (see bench/baselines/*). */
@@ -96,15 +98,15 @@ export async function startServer(spec: ServerSpec): Promise<RunningServer> {
     ws: `ws://127.0.0.1:${port}`,
     http: `http://127.0.0.1:${port}`,
     tail,
-    stop: () => stopProc(proc),
+    stop: () => stopProc(proc, spec.stopGraceMs),
   };
 }
 
-/** SIGTERM, then SIGKILL after 3 s. */
-export async function stopProc(proc: Subprocess): Promise<void> {
+/** SIGTERM, then SIGKILL after `graceMs` (3 s). */
+export async function stopProc(proc: Subprocess, graceMs = 3000): Promise<void> {
   if (proc.exitCode !== null || proc.signalCode !== null) return;
   proc.kill("SIGTERM");
-  const done = await Promise.race([proc.exited.then(() => true), Bun.sleep(3000).then(() => false)]);
+  const done = await Promise.race([proc.exited.then(() => true), Bun.sleep(graceMs).then(() => false)]);
   if (!done) {
     proc.kill("SIGKILL");
     await proc.exited;
