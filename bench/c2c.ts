@@ -24,7 +24,7 @@
 import { bool, envList, num, nums, str } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
-import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, measure, pairedRounds, type ClientResult, type Round } from "./lib/measure.ts";
+import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, machineUs, measure, pairedRounds, type ClientResult, type Round } from "./lib/measure.ts";
 import { freePort, runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain, timing, type ProtoTarget } from "./lib/scenario.ts";
@@ -50,12 +50,14 @@ const P = {
  * Two nodes compared round by round (--metrics-compare, --compare): each side's name and the variables it starts
  * with on top of the cluster's. undefined: the usual sides (--ibis).
  */
+const compareEnv = envList(P.compare);
+if (P.compare && !Object.keys(compareEnv).length) throw new Error(`--compare wants K=V[,K=V], not ${JSON.stringify(P.compare)}`);
+// The paired ratio is the second side over the first: metrics on / off, as docs/operations.md gives it.
 const compared: { scenario: string; store: "memory" | "postgres"; sides: [string, Record<string, string>][] } | undefined = P.metricsCompare
-  ? { scenario: "c2c-metrics", store: "memory", sides: [["metrics on", { IBIS_METRICS: "1" }], ["metrics off", { IBIS_METRICS: "0" }]] }
+  ? { scenario: "c2c-metrics", store: "memory", sides: [["metrics off", { IBIS_METRICS: "0" }], ["metrics on", { IBIS_METRICS: "1" }]] }
   : P.compare
-    ? { scenario: "c2c-compare", store: c.ibis === "memory" ? "memory" : "postgres", sides: [["as configured", {}], [P.compare, envList(P.compare)]] }
+    ? { scenario: "c2c-compare", store: c.ibis === "memory" ? "memory" : "postgres", sides: [["as configured", {}], [P.compare, compareEnv]] }
     : undefined;
-if (P.compare && !Object.keys(envList(P.compare)).length) throw new Error(`--compare wants K=V[,K=V], not ${JSON.stringify(P.compare)}`);
 
 /** Ibis targets carry their friend pairs' ids and tokens. */
 type Target = ProtoTarget & { pairs?: FriendPairs };
@@ -223,8 +225,7 @@ function cpuTable(rounds: [string, Round][]) {
     ],
     rows: rounds.map(([name, r]) => {
       const c = cpuPerMessage(r);
-      const all = round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
-      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, all, c.switches ?? "", r.server_wait_pct ?? "", r.machine_idle_pct ?? "", r.machine_iowait_pct ?? ""];
+      return [name, c.server_us, c.server_sys_us ?? "", c.db_us ?? "", c.client_us, machineUs(c), c.switches ?? "", r.server_wait_pct ?? "", r.machine_idle_pct ?? "", r.machine_iowait_pct ?? ""];
     }),
   };
 }

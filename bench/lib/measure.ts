@@ -118,6 +118,9 @@ export function cpuPerMessage(r: Round): {
   };
 }
 
+/** The machine's CPU per message: the server's, PostgreSQL's and the generator's µs added up. */
+export const machineUs = (c: ReturnType<typeof cpuPerMessage>): number => round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
+
 /**
  * Two nodes' closed-loop rounds compared round by round (c2c --metrics-compare, --compare): round i of each ran back
  * to back, so `b / a` of a round is the paired measure, and CPU µs per message (the node's, and the machine's: node,
@@ -125,11 +128,10 @@ export function cpuPerMessage(r: Round): {
  * round one side lacks is left out.
  */
 export function pairedRounds(a: readonly Round[], b: readonly Round[], la: string, lb: string) {
-  const all = (c: ReturnType<typeof cpuPerMessage>) => round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
   const rows: (string | number)[][] = [];
   for (let i = 0; i < Math.min(a.length, b.length); i++) {
     const [ca, cb] = [cpuPerMessage(a[i]!), cpuPerMessage(b[i]!)];
-    rows.push([i + 1, round(a[i]!.rate), round(b[i]!.rate), round(b[i]!.rate / Math.max(1, a[i]!.rate), 3), ca.server_us, cb.server_us, all(ca), all(cb)]);
+    rows.push([i + 1, round(a[i]!.rate), round(b[i]!.rate), round(b[i]!.rate / Math.max(1, a[i]!.rate), 3), ca.server_us, cb.server_us, machineUs(ca), machineUs(cb)]);
   }
   const col = (j: number) => round(median(rows.map((r) => r[j] as number)), 3);
   rows.push(["median", "", "", col(3), col(4), col(5), col(6), col(7)]);
