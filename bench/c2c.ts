@@ -12,6 +12,11 @@
  * With --metrics-compare the Ibis side is two embedded nodes, IBIS_METRICS on
  * and off, alternating (results as scenario c2c-metrics; docs/operations.md).
  *
+ * With --compare-tree DIR it is two nodes of one store, this tree's and the node of
+ * another checkout (the code before a change: a git worktree with node_modules),
+ * alternating round by round; the paired ratio reads this tree / DIR (scenario
+ * c2c-compare-tree).
+ *
  * With --compare "K=V[,K=V]" it is two nodes of one store (--ibis memory or
  * postgres, default postgres): as configured, and with those variables on top,
  * alternating round by round beside the relay (results as scenario
@@ -19,7 +24,7 @@
  * host's speed moves by up to 2× within a minute, so two whole runs compared
  * measure the host as much as the change (bench/FINDINGS.md, fifteenth section).
  *
- *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--metrics-compare | --compare K=V,…] [--smoke]
+ *   bun run bench:c2c [--pairs 50 per client] [--window 4] [--duration 2000] [--loads 25,50,100] [--size 64] [--clients 1] [--workers 1] [--metrics-compare | --compare K=V,… | --compare-tree DIR] [--smoke]
  */
 import { bool, envList, num, nums, str } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
@@ -44,20 +49,28 @@ const P = {
   metricsCompare: bool(a, "metrics-compare"),
   /** --compare: the variables of the second node ("K=V,K2=V2"). */
   compare: str(a, "compare", ""),
+  /** --compare-tree: another checkout (the code before a change) whose node alternates with this tree's. */
+  compareTree: str(a, "compare-tree", ""),
 };
 
 /**
- * Two nodes compared round by round (--metrics-compare, --compare): each side's name and the variables it starts
- * with on top of the cluster's. undefined: the usual sides (--ibis).
+ * Two nodes compared round by round (--metrics-compare, --compare, --compare-tree): each side's name, the variables it starts
+ * with on top of the cluster's, and the checkout it runs from. undefined: the usual sides (--ibis).
  */
 const compareEnv = envList(P.compare);
 if (P.compare && !Object.keys(compareEnv).length) throw new Error(`--compare wants K=V[,K=V], not ${JSON.stringify(P.compare)}`);
 // The paired ratio is the second side over the first: metrics on / off, as docs/operations.md gives it.
-const compared: { scenario: string; store: "memory" | "postgres"; sides: [string, Record<string, string>][] } | undefined = P.metricsCompare
+if ([P.metricsCompare, P.compare, P.compareTree].filter(Boolean).length > 1) throw new Error("--metrics-compare, --compare and --compare-tree: one at a time");
+/** A side: its label, the variables it starts with, and the checkout it runs from (undefined: this one). */
+type Side = [label: string, env: Record<string, string>, tree?: string];
+// --compare-tree: the other tree first, this one second, so the paired ratio reads this tree / the other (after / before).
+const compared: { scenario: string; store: "memory" | "postgres"; sides: Side[] } | undefined = P.metricsCompare
   ? { scenario: "c2c-metrics", store: "memory", sides: [["metrics off", { IBIS_METRICS: "0" }], ["metrics on", { IBIS_METRICS: "1" }]] }
   : P.compare
     ? { scenario: "c2c-compare", store: c.ibis === "memory" ? "memory" : "postgres", sides: [["as configured", {}], [P.compare, compareEnv]] }
-    : undefined;
+    : P.compareTree
+      ? { scenario: "c2c-compare-tree", store: c.ibis === "memory" ? "memory" : "postgres", sides: [[`tree ${P.compareTree}`, {}, P.compareTree], ["this tree", {}]] }
+      : undefined;
 
 /** Ibis targets carry their friend pairs' ids and tokens. */
 type Target = ProtoTarget & { pairs?: FriendPairs };
@@ -112,7 +125,9 @@ await scenarioMain(async (cleanup) => {
   const comparedSides = async (k: NonNullable<typeof compared>) =>
     (
       await Promise.all(
-        k.sides.map(async ([label, env]) => (await ibisSides(k.store, [], c.notes, () => ({ ...cluster(), ...env }))).map((h) => ({ ...h, name: `${h.name} ${label}` }))),
+        k.sides.map(async ([label, env, tree]) =>
+          (await ibisSides(k.store, [], c.notes, () => ({ ...cluster(), ...env }), tree)).map((h) => ({ ...h, name: `${h.name} ${label}` })),
+        ),
       )
     ).flat();
   for (const h of compared ? await comparedSides(compared) : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
@@ -129,10 +144,12 @@ await scenarioMain(async (cleanup) => {
   }
 
   console.error(`max rate: ${P.pairs} pairs × window ${P.window}, ${P.rounds} rounds of ${P.durationMs} ms`);
+  // Two compared nodes take turns to go first (ABBA): the second of a pair inherits the first's dirty pages.
   const max = await alternate<Round>(
     targets.map((t) => ({ name: t.name, kind: t.kind, run: () => c2cRound(t, 0) })),
     P.rounds,
     c.notes,
+    compared !== undefined,
   );
   const rr = ratios(max, "bun-relay", (r) => r.rate);
   const live = targets.filter((t) => max[t.name]);
@@ -243,7 +260,9 @@ function pairedNotes(k: NonNullable<typeof compared>, max: Record<string, Round[
   const what =
     k.scenario === "c2c-metrics"
       ? "IBIS_METRICS=0 drops the endpoint and the event-loop monitor; the per-message increments stay in both, see docs/operations.md"
-      : `the second node started with ${lb} on top of the first's variables`;
+      : k.scenario === "c2c-compare-tree"
+        ? `this tree's node against the node of ${P.compareTree}, same variables, each on a fresh database`
+        : `the second node started with ${lb} on top of the first's variables`;
   if (!ratios.length) return [`${lb} against ${la}: no round where both ran (${what}).`];
   return [`${lb}/${la} rate ratio per round: min ${Math.min(...ratios)}, median ${t.rows.at(-1)![3]}, max ${Math.max(...ratios)} (${what}).`];
 }

@@ -14,6 +14,8 @@
  * Groups always go through REST (`/group/add`, then `/group_member/join` past 1,000 members). Tokens are
  * minted locally with the node's fixed IBIS_TOKEN_SECRET.
  */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
 import postgres from "postgres";
 import { TokenService } from "../../src/domain/auth/tokens.ts";
 import { IdGenerator } from "../../src/ids/tsid.ts";
@@ -21,7 +23,7 @@ import { encodeFrame, FrameType } from "../../src/protocol/frame.ts";
 import { parseJson, stringifyJson, utf8 } from "../../src/protocol/json.ts";
 import { envList } from "./args.ts";
 import { measurePgRoundTrip, PG_ADMIN, pgClient } from "./pg.ts";
-import { startServer, type RunningServer } from "./proc.ts";
+import { ROOT, startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
 
@@ -87,8 +89,21 @@ export async function freshDatabase(): Promise<Db> {
 /** BENCH_IBIS_ENV="K=V,K2=V2": variables for the Ibis node alone (A/B runs), not for the baseline or the clients. */
 const serverEnv = (): Record<string, string> => envList(process.env.BENCH_IBIS_ENV ?? "");
 
-/** Starts Ibis; resolves `{ skipped }` with the reason when its /ws is not served yet. */
-export async function startIbisSide(store: IbisStore, env: Record<string, string> = {}): Promise<IbisHandle | { skipped: string }> {
+/**
+ * The checkout a node runs from (`tree`, default this one): another tree must hold `src/main.ts` and its own
+ * `node_modules` (a git worktree shares none; bench/README.md "Two trees, paired").
+ */
+export function checkTree(tree: string): string {
+  const dir = resolve(ROOT, tree);
+  for (const need of ["src/main.ts", "node_modules"]) {
+    if (!existsSync(join(dir, need))) throw new Error(`--compare-tree ${tree}: ${join(dir, need)} is missing (a worktree needs node_modules: bun install there, or link this tree's)`);
+  }
+  return dir;
+}
+
+/** Starts Ibis (from `tree`, default this checkout); resolves `{ skipped }` with the reason when its /ws is not served yet. */
+export async function startIbisSide(store: IbisStore, env: Record<string, string> = {}, tree?: string): Promise<IbisHandle | { skipped: string }> {
+  const cwd = tree === undefined ? undefined : checkTree(tree);
   const db = store === "postgres" ? await freshDatabase() : undefined;
   let server: RunningServer;
   try {
@@ -114,6 +129,7 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
       },
       ready: listening,
       timeoutMs: 60_000,
+      ...(cwd ? { cwd } : {}),
       // A profiled node writes its profile as it exits: killed 3 s after SIGTERM, an embedded node wrote none.
       ...(process.env.BENCH_IBIS_PROFILE ? { stopGraceMs: 60_000 } : {}),
     });
@@ -226,12 +242,13 @@ export async function ibisSides(
   fallback: IbisStore[],
   notes: string[],
   env: Record<string, string> | (() => Record<string, string>) = {},
+  tree?: string,
 ): Promise<IbisHandle[]> {
   if (want === "off") return [];
   const stores: IbisStore[] = want === "both" ? ["memory", "postgres"] : want === "memory" || want === "postgres" ? [want] : fallback;
   const out: IbisHandle[] = [];
   for (const s of stores) {
-    const r = await startIbisSide(s, typeof env === "function" ? env() : env);
+    const r = await startIbisSide(s, typeof env === "function" ? env() : env, tree);
     if ("skipped" in r) {
       console.error(`NOTE: ${r.skipped}`);
       notes.push(r.skipped);

@@ -23,6 +23,8 @@ export interface ServerSpec {
   readonly name: string;
   readonly cmd: string[];
   readonly env?: Record<string, string>;
+  /** Where the server runs (ROOT): another checkout of the project, for a paired A/B of two trees (`c2c --compare-tree`). */
+  readonly cwd?: string;
   /** Extracts the listening port from one output line; undefined until ready. */
   readonly ready?: (line: string) => number | undefined;
   readonly timeoutMs?: number;
@@ -64,7 +66,7 @@ export function freePort(): number {
 
 export async function startServer(spec: ServerSpec): Promise<RunningServer> {
   const proc = Bun.spawn(spec.cmd, {
-    cwd: ROOT,
+    cwd: spec.cwd ?? ROOT,
     env: { ...process.env, ...spec.env },
     stdout: "pipe",
     stderr: "pipe",

@@ -21,6 +21,13 @@ describe("rounds", () => {
     expect(notes[0]).toContain("broken failed in round 1: 501");
   });
 
+  test("swap: the compared subjects take turns to go first, the baseline stays first", async () => {
+    const order: string[] = [];
+    const subject = (name: string, kind: "baseline" | "ibis") => ({ name, kind, run: async (r: number) => (order.push(`${name}${r}`), r) });
+    await alternate([subject("base", "baseline"), subject("a", "ibis"), subject("b", "ibis")], 3, [], true);
+    expect(order).toEqual(["base0", "a0", "b0", "base1", "b1", "a1", "base2", "a2", "b2"]);
+  });
+
   test("a failing baseline fails the run", async () => {
     await expect(alternate([{ name: "b", kind: "baseline", run: async () => Promise.reject(new Error("x")) }], 1)).rejects.toThrow("x");
   });

@@ -16,17 +16,23 @@ export interface Subject<R> {
 /**
  * Runs subjects in alternation (baseline, Ibis, baseline, Ibis, …) for `rounds`
  * rounds. A slow episode of a shared box then hits both sides of a round,
- * instead of making one side look slow.
+ * instead of making one side look slow. `swap`: the subjects after the
+ * baselines run in reverse order every other round (A B, B A, …): two nodes
+ * compared pair by pair would otherwise always run in one order, and the
+ * second inherits what the first left behind (dirty pages, a warm cache).
  */
 export async function alternate<R>(
   subjects: readonly Subject<R>[],
   rounds: number,
   notes: string[] = [],
+  swap = false,
 ): Promise<Record<string, R[]>> {
   const out: Record<string, R[]> = Object.fromEntries(subjects.map((s) => [s.name, []]));
   const live = new Set(subjects.map((s) => s.name));
+  const baselines = subjects.filter((s) => s.kind === "baseline");
+  const others = subjects.filter((s) => s.kind !== "baseline");
   for (let r = 0; r < rounds; r++) {
-    for (const s of subjects) {
+    for (const s of swap && r % 2 ? [...baselines, ...others.toReversed()] : subjects) {
       if (!live.has(s.name)) continue;
       try {
         const res = await s.run(r);
