@@ -8,7 +8,7 @@
  */
 import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
-import { arrayElement } from "../db/literals.ts";
+import { arrayElement, decimalOf } from "../db/literals.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { SETTLE_MS, tsidOf } from "./inbox.ts";
@@ -184,7 +184,7 @@ export function writeMarks(store: Store, marks: readonly MarkRow[]): Promise<unk
   const ids: string[] = [];
   for (const m of marks) {
     if (m.seq !== undefined) continue;
-    users.push(m.userId.toString());
+    users.push(decimalOf(m.userId));
     devices.push(m.deviceId);
     ids.push(m.messageId.toString());
   }
@@ -378,11 +378,11 @@ function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
     if (!item.inbox.length && !item.marks.length) continue;
     const id = item.row.id.toString();
     for (const u of item.inbox) {
-      boxUsers.push(u.toString());
+      boxUsers.push(decimalOf(u));
       boxIds.push(id);
     }
     for (const m of item.marks) {
-      markUsers.push(m.userId.toString());
+      markUsers.push(decimalOf(m.userId));
       markDevices.push(m.deviceId);
       markIds.push(id);
     }
@@ -409,8 +409,8 @@ function rowsAsArrays(unique: readonly StoreItem[]): string[] {
     ids += sep + r.id.toString();
     clientIds += sep + arrayElement(r.clientId);
     chatTypes += sep + arrayElement(r.chatType);
-    froms += sep + (r.fromId === null || r.fromId === undefined ? "NULL" : r.fromId.toString());
-    tos += sep + r.toId!.toString();
+    froms += sep + (r.fromId === null || r.fromId === undefined ? "NULL" : decimalOf(r.fromId));
+    tos += sep + decimalOf(r.toId!);
     msgTypes += sep + arrayElement(r.msgType ?? "");
     actions += sep + arrayElement(r.action ?? "");
     payloads += sep + arrayElement(r.payload);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { arrayElement, arrayLiteral, decimalArray } from "../../src/db/literals.ts";
+import { arrayElement, arrayLiteral, decimalArray, decimalOf, DECIMALS_MAX } from "../../src/db/literals.ts";
 import { freshStore, storeKinds, type TestStore } from "../support/stores.ts";
 
 // Texts a message's columns can hold: JSON with quotes and backslashes, braces and commas, the word NULL, nothing.
@@ -21,6 +21,20 @@ describe("array literals (pure)", () => {
     expect(arrayLiteral([])).toBe("{}");
     expect(arrayLiteral(["a", null, 'q"'])).toBe('{"a",NULL,"q\\""}');
     expect(decimalArray(["1", "18446744073709551615"])).toBe("{1,18446744073709551615}");
+  });
+
+  test.each([0n, 1n, -1n, 9_007_199_254_740_993n, (1n << 63n) - 1n, -(1n << 63n), (1n << 60n) + 12_345n])("decimalOf(%p) is its toString", (v) => {
+    expect(decimalOf(v)).toBe(v.toString());
+    expect(decimalOf(v)).toBe(v.toString()); // the cached text, as the first
+  });
+
+  test("decimalOf stays exact past its bound (it starts again empty)", () => {
+    const base = 1n << 61n;
+    for (let i = 0n; i < BigInt(DECIMALS_MAX) * 2n + 7n; i++) {
+      const v = base + i * 7_919n;
+      if (decimalOf(v) !== v.toString()) throw new Error(`decimalOf(${v}) = ${decimalOf(v)}`);
+    }
+    expect(decimalOf(base)).toBe(base.toString());
   });
 });
 

@@ -27,8 +27,15 @@ export type Invalidation =
   | { readonly kind: "group"; readonly groupId: bigint }
   | { readonly kind: "user"; readonly userId: bigint };
 
-/** The relation cache's key: sender, then recipient (a relation is one direction). */
-const pairKey = (from: bigint, to: bigint): string => `${from}:${to}`;
+/**
+ * The relation cache's key: sender, then recipient (a relation is one direction), as one number, from · 2^64 +
+ * (to mod 2^64): a string of the two cost every message ~0.5 µs to build and hash, this ~0.1 (bench/FINDINGS.md,
+ * sixteenth section). One-to-one for every sender and any recipient in sint64 (the ids' range, pb.ts), negative
+ * ones included; `pairOfKey` reads it back.
+ */
+const MASK64 = (1n << 64n) - 1n;
+export const pairKey = (from: bigint, to: bigint): bigint => (from << 64n) | (to < 0n ? to & MASK64 : to);
+export const pairOfKey = (key: bigint): [from: bigint, to: bigint] => [BigInt.asIntN(64, key >> 64n), BigInt.asIntN(64, key)];
 
 export interface CacheSettings {
   readonly ttlMs: number;
@@ -44,7 +51,7 @@ export interface CacheSettings {
  */
 export class SocialFacts {
   readonly #users: TtlCache<bigint, UserFacts | null>;
-  readonly #relations: TtlCache<string, Relation>;
+  readonly #relations: TtlCache<bigint, Relation>;
   readonly #groups: TtlCache<bigint, GroupFacts | null>;
   readonly #friends: TtlCache<bigint, readonly bigint[]>;
   readonly #listeners: ((change: Invalidation) => void)[] = [];
@@ -60,10 +67,7 @@ export class SocialFacts {
     const again = <K, V>(cache: TtlCache<K, V>, load: (key: K) => Promise<V>) =>
       cache.onDue((key) => void this.#cached(cache, key, () => load(key), true).catch(() => {}));
     again(this.#users, (id) => this.#loadUser(id));
-    again(this.#relations, async (key) => {
-      const at = key.indexOf(":");
-      return this.#loadRelation(BigInt(key.slice(0, at)), BigInt(key.slice(at + 1)));
-    });
+    again(this.#relations, (key) => this.#loadRelation(...pairOfKey(key)));
     again(this.#groups, (id) => this.#loadGroup(id));
     again(this.#friends, (id) => this.#friendLists.load(id));
   }
