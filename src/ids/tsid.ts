@@ -7,15 +7,18 @@
 export const ID_EPOCH_MS = 1_577_836_800_000n;
 const NODE_BITS = 10n;
 const SEQ_BITS = 12n;
-const SEQ_MAX = (1n << SEQ_BITS) - 1n;
+const SEQ_MAX_N = (1 << Number(SEQ_BITS)) - 1;
 export const MAX_NODE_ID = (1 << Number(NODE_BITS)) - 1;
 // Ids live in PostgreSQL int8 columns: anything above the signed range is not one of ours.
 const ID_MAX = (1n << 63n) - 1n;
 
 export class IdGenerator {
   readonly #node: bigint;
-  #lastMs = 0n;
-  #seq = 0n;
+  #lastMs = 0;
+  #seq = 0;
+  /** The id's bits above the sequence for `#prefixMs`: minted once a millisecond (BigInt arithmetic allocates). */
+  #prefix = 0n;
+  #prefixMs = Number.NaN;
 
   constructor(nodeId: number, private readonly now: () => number = Date.now) {
     if (!Number.isInteger(nodeId) || nodeId < 0 || nodeId > MAX_NODE_ID) {
@@ -25,17 +28,22 @@ export class IdGenerator {
   }
 
   next(): bigint {
-    let ms = BigInt(this.now());
+    // The clock's milliseconds and the sequence as numbers; one bigint operation per id (a message mints one).
+    let ms = this.now();
     // The clock going backwards must not produce a smaller or repeated id.
     if (ms < this.#lastMs) ms = this.#lastMs;
     if (ms === this.#lastMs) {
-      this.#seq = (this.#seq + 1n) & SEQ_MAX;
-      if (this.#seq === 0n) ms = this.#lastMs + 1n; // 4096 ids in one ms: borrow the next ms.
+      this.#seq = (this.#seq + 1) & SEQ_MAX_N;
+      if (this.#seq === 0) ms = this.#lastMs + 1; // 4096 ids in one ms: borrow the next ms.
     } else {
-      this.#seq = 0n;
+      this.#seq = 0;
     }
     this.#lastMs = ms;
-    return ((ms - ID_EPOCH_MS) << (NODE_BITS + SEQ_BITS)) | (this.#node << SEQ_BITS) | this.#seq;
+    if (ms !== this.#prefixMs) {
+      this.#prefix = ((BigInt(ms) - ID_EPOCH_MS) << (NODE_BITS + SEQ_BITS)) | (this.#node << SEQ_BITS);
+      this.#prefixMs = ms;
+    }
+    return this.#prefix | BigInt(this.#seq);
   }
 }
 

@@ -43,6 +43,40 @@ describe("IdGenerator", () => {
     expect(Number(ID_EPOCH_MS)).toBe(Date.UTC(2020, 0, 1));
   });
 
+  test("mints exactly the ids of the all-bigint reference, through bursts, ms changes and a clock going back", () => {
+    // The generator before it kept its state in numbers: every id must still be the one this gives.
+    const reference = (node: number, now: () => number) => {
+      let lastMs = 0n;
+      let seq = 0n;
+      return () => {
+        let ms = BigInt(now());
+        if (ms < lastMs) ms = lastMs;
+        if (ms === lastMs) {
+          seq = (seq + 1n) & 4095n;
+          if (seq === 0n) ms = lastMs + 1n;
+        } else seq = 0n;
+        lastMs = ms;
+        return ((ms - ID_EPOCH_MS) << 22n) | (BigInt(node) << 12n) | seq;
+      };
+    };
+    // Clock readings: steady, a burst past 4096 in one ms, a jump back, a jump ahead, repeats.
+    const clock = [
+      ...Array.from({ length: 50 }, (_, i) => T + Math.floor(i / 7)),
+      ...Array.from({ length: 9000 }, () => T + 100),
+      T + 3, T + 3, T + 101, T + 102, T + 102, T + 5000, T - 1, T + 5000, T + 5001,
+    ];
+    for (const node of [0, 7, MAX_NODE_ID]) {
+      let i = 0;
+      let j = 0;
+      const gen = new IdGenerator(node, () => clock[i++]!);
+      const ref = reference(node, () => clock[j++]!);
+      for (let k = 0; k < clock.length; k++) {
+        const [a, b] = [gen.next(), ref()];
+        if (a !== b) throw new Error(`node ${node}, reading ${k}: ${a} against ${b}`);
+      }
+    }
+  });
+
   test("node id must be 0..1023", () => {
     for (const bad of [-1, 1024, 1.5, Number.NaN]) expect(() => new IdGenerator(bad)).toThrow(RangeError);
   });
