@@ -7,15 +7,18 @@
  * --server-procs N: N raw holders on one port, and Ibis as N workers (Redis).
  * --settle MS: idle time before RSS is read, the same for every server (default 2000).
  * --no-gc: read RSS after the settle without the full GC (what a server holds when nobody forces one).
+ * --compare-tree DIR: the Ibis side is two nodes of one store (--ibis memory or postgres, default postgres), the
+ *   node of another checkout (the code before a change) and this tree's, alternating round by round (the first
+ *   of the two taking turns); a paired table reads this tree / DIR (scenario connections-compare-tree).
  *
- *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--smoke]
+ *   bun run bench:connections [--count 10000] [--concurrency 128] [--server-procs 1] [--compare-tree DIR] [--smoke]
  */
-import { bool, num } from "./lib/args.ts";
+import { bool, num, str } from "./lib/args.ts";
 import { ConnFleet } from "./lib/conns.ts";
 import { ibisSides } from "./lib/ibis.ts";
 import { freePort, startServer } from "./lib/proc.ts";
 import { cpuMeter, rssKb, tree } from "./lib/procstat.ts";
-import { alternate, medianRound, ratios } from "./lib/rounds.ts";
+import { alternate, medianRound, pairedTable, ratios } from "./lib/rounds.ts";
 import { baseline, common, finish, scenarioMain } from "./lib/scenario.ts";
 import { round, sum } from "./lib/stats.ts";
 
@@ -31,7 +34,11 @@ const P = {
   /** Full GC before the RSS reading after the connections (off with --no-gc). */
   gcAfter: !bool(a, "no-gc"),
   rounds: c.rounds,
+  /** Another checkout whose node alternates with this tree's (a code A/B inside one run). */
+  compareTree: str(a, "compare-tree", ""),
 };
+/** --compare-tree: [label, tree] of the two Ibis sides, the other tree first (the paired ratio reads this / other). */
+const treeSides: [string, string | undefined][] | undefined = P.compareTree ? [[`tree ${P.compareTree}`, P.compareTree], ["this tree", undefined]] : undefined;
 
 interface ConnRound {
   opened: number;
@@ -108,7 +115,12 @@ await scenarioMain(async (cleanup) => {
     P.serverProcs > 1
       ? { IBIS_WORKERS: String(P.serverProcs), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
       : {};
-  for (const h of await ibisSides(c.ibis, ["postgres"], c.notes, () => ({ IBIS_BENCH_GC_SIGNAL: "1", ...workers() }))) {
+  const env = () => ({ IBIS_BENCH_GC_SIGNAL: "1", ...workers() });
+  const store = c.ibis === "memory" ? "memory" : "postgres";
+  const sides = treeSides
+    ? (await Promise.all(treeSides.map(async ([label, dir]) => (await ibisSides(store, [], c.notes, env, dir)).map((h) => ({ ...h, name: `${h.name} ${label}` }))))).flat()
+    : await ibisSides(c.ibis, ["postgres"], c.notes, env);
+  for (const h of sides) {
     cleanup.add(h);
     const users = await h.users(P.count);
     const headers = await Promise.all(users.map(async (u, i) => ({ ...(await h.headers(u, `conn-${i}`)), "Sec-WebSocket-Protocol": "svc.v2" })));
@@ -130,10 +142,15 @@ await scenarioMain(async (cleanup) => {
     targets.map((t) => ({ name: t.name, kind: t.kind, run: () => connRound(t) })),
     P.rounds,
     c.notes,
+    treeSides !== undefined, // the compared nodes take turns to go first
   );
   const hs = ratios(rounds, "bun-hold", (r) => r.handshakes_per_s);
   const mem = ratios(rounds, "bun-hold", (r) => r.kb_per_conn);
-  finish("connections", c, {
+  const [la, lb] = (treeSides ?? []).map(([label]) => `ibis-${store} ${label}`) as [string, string];
+  const paired =
+    treeSides &&
+    pairedTable(rounds[la] ?? [], rounds[lb] ?? [], [la, lb], [["handshakes/s", (r) => r.handshakes_per_s], ["KB per conn", (r) => r.kb_per_conn]], `${lb} against ${la}, paired by round: handshakes/s and KB per idle connection`);
+  finish(treeSides ? "connections-compare-tree" : "connections", c, {
     params: P,
     raw: rounds,
     ratios: { handshakes_per_s: hs, kb_per_conn: mem },
@@ -148,6 +165,7 @@ await scenarioMain(async (cleanup) => {
             return [t.name, m.opened, m.failed, hs[t.name]!.median, hs[t.name]!.ratio, mem[t.name]!.median, mem[t.name]!.ratio, round(m.rss_after_kb / 1024, 1), m.gc ? "yes" : "no", m.server_cpu_pct, m.client_cpu_pct, m.server_wait_pct ?? ""];
           }),
       },
+      ...(paired ? [paired] : []),
     ],
   });
 });

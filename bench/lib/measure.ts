@@ -1,5 +1,6 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
 import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb } from "./procstat.ts";
+import { pairedTable } from "./rounds.ts";
 import { median, round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
@@ -128,16 +129,15 @@ export const machineUs = (c: ReturnType<typeof cpuPerMessage>): number => round(
  * round one side lacks is left out.
  */
 export function pairedRounds(a: readonly Round[], b: readonly Round[], la: string, lb: string) {
-  const rows: (string | number)[][] = [];
-  for (let i = 0; i < Math.min(a.length, b.length); i++) {
-    const [ca, cb] = [cpuPerMessage(a[i]!), cpuPerMessage(b[i]!)];
-    rows.push([i + 1, round(a[i]!.rate), round(b[i]!.rate), round(b[i]!.rate / Math.max(1, a[i]!.rate), 3), ca.server_us, cb.server_us, machineUs(ca), machineUs(cb)]);
-  }
-  const col = (j: number) => round(median(rows.map((r) => r[j] as number)), 3);
-  rows.push(["median", "", "", col(3), col(4), col(5), col(6), col(7)]);
-  return {
-    title: `${lb} against ${la}, paired by round (closed loop): rate ratio, the node's and the machine's CPU per message`,
-    columns: ["round", `${la} msg/s`, `${lb} msg/s`, `${lb} / ${la}`, `${la} node µs/msg`, `${lb} node µs/msg`, `${la} all µs/msg`, `${lb} all µs/msg`],
-    rows,
-  };
+  return pairedTable(
+    a,
+    b,
+    [la, lb],
+    [
+      ["msg/s", (r) => round(r.rate)],
+      ["node µs/msg", (r) => cpuPerMessage(r).server_us],
+      ["all µs/msg", (r) => machineUs(cpuPerMessage(r))],
+    ],
+    `${lb} against ${la}, paired by round (closed loop): rate ratio, the node's and the machine's CPU per message`,
+  );
 }

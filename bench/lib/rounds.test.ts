@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { Histogram } from "./hist.ts";
 import type { Round } from "./measure.ts";
-import { alternate, medianRound, ratios, smallStreamOf } from "./rounds.ts";
+import { alternate, medianRound, pairedTable, ratios, smallStreamOf } from "./rounds.ts";
 
 describe("rounds", () => {
   test("alternates baseline and subject, and a failing Ibis side becomes a note", async () => {
@@ -26,6 +26,19 @@ describe("rounds", () => {
     const subject = (name: string, kind: "baseline" | "ibis") => ({ name, kind, run: async (r: number) => (order.push(`${name}${r}`), r) });
     await alternate([subject("base", "baseline"), subject("a", "ibis"), subject("b", "ibis")], 3, [], true);
     expect(order).toEqual(["base0", "a0", "b0", "base1", "b1", "a1", "base2", "a2", "b2"]);
+  });
+
+  test("pairedTable: each round's two values and their ratio, the measures beside, then the medians", () => {
+    const a = [{ r: 100, k: 2 }, { r: 200, k: 3 }, { r: 50, k: 4 }];
+    const b = [{ r: 110, k: 1 }, { r: 180, k: 2 }, { r: 60, k: 5 }, { r: 999, k: 9 }]; // a round a lacks is left out
+    const t = pairedTable(a, b, ["old", "new"], [["rate", (x) => x.r], ["kb", (x) => x.k]], "t");
+    expect(t.columns).toEqual(["round", "old rate", "new rate", "new / old", "old kb", "new kb"]);
+    expect(t.rows).toEqual([
+      [1, 100, 110, 1.1, 2, 1],
+      [2, 200, 180, 0.9, 3, 2],
+      [3, 50, 60, 1.2, 4, 5],
+      ["median", 100, 110, 1.1, 3, 2],
+    ]);
   });
 
   test("a failing baseline fails the run", async () => {

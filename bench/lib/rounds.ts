@@ -106,3 +106,30 @@ export function smallStreamOf(rounds: readonly Round[]): { p99: number; perRound
     ackP99: acks.length ? median(acks) : "",
   };
 }
+
+/**
+ * Two compared sides' rounds side by side, round by round (the rounds `alternate` ran them in): for each measure
+ * a's and b's value, and after the first measure their ratio b / a; then a row of medians. `measures[0]` is the
+ * one the comparison is about (a rate); the others are read beside it.
+ */
+export function pairedTable<R>(
+  a: readonly R[],
+  b: readonly R[],
+  [la, lb]: readonly [string, string],
+  measures: readonly (readonly [name: string, of: (r: R) => number])[],
+  title: string,
+): { title: string; columns: string[]; rows: (string | number)[][] } {
+  const [first, ...rest] = measures;
+  if (!first) throw new Error("pairedTable: no measure");
+  const rows: (string | number)[][] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const [x, y] = [first[1](a[i]!), first[1](b[i]!)];
+    rows.push([i + 1, x, y, round(y / Math.max(Number.MIN_VALUE, x), 3), ...rest.flatMap(([, of]) => [of(a[i]!), of(b[i]!)])]);
+  }
+  if (rows.length) rows.push(["median", ...rows[0]!.slice(1).map((_, j) => round(median(rows.map((r) => r[j + 1] as number)), 3))]);
+  return {
+    title,
+    columns: ["round", `${la} ${first[0]}`, `${lb} ${first[0]}`, `${lb} / ${la}`, ...rest.flatMap(([name]) => [`${la} ${name}`, `${lb} ${name}`])],
+    rows,
+  };
+}
