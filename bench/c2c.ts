@@ -28,7 +28,7 @@
  */
 import { bool, envList, num, nums, str } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
-import { friendPairs, ibisSides, routesC2c, type FriendPairs } from "./lib/ibis.ts";
+import { comparedSides, friendPairs, ibisSides, routesC2c, sideName, treeSides, type ComparedSide, type FriendPairs } from "./lib/ibis.ts";
 import { cpuPerMessage, LATENCY_COLUMNS, latencyCells, machineUs, measure, pairedRounds, type ClientResult, type Round } from "./lib/measure.ts";
 import { freePort, runClients } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, type Subject } from "./lib/rounds.ts";
@@ -61,15 +61,12 @@ const compareEnv = envList(P.compare);
 if (P.compare && !Object.keys(compareEnv).length) throw new Error(`--compare wants K=V[,K=V], not ${JSON.stringify(P.compare)}`);
 // The paired ratio is the second side over the first: metrics on / off, as docs/operations.md gives it.
 if ([P.metricsCompare, P.compare, P.compareTree].filter(Boolean).length > 1) throw new Error("--metrics-compare, --compare and --compare-tree: one at a time");
-/** A side: its label, the variables it starts with, and the checkout it runs from (undefined: this one). */
-type Side = [label: string, env: Record<string, string>, tree?: string];
-// --compare-tree: the other tree first, this one second, so the paired ratio reads this tree / the other (after / before).
-const compared: { scenario: string; store: "memory" | "postgres"; sides: Side[] } | undefined = P.metricsCompare
+const compared: { scenario: string; store: "memory" | "postgres"; sides: ComparedSide[] } | undefined = P.metricsCompare
   ? { scenario: "c2c-metrics", store: "memory", sides: [["metrics off", { IBIS_METRICS: "0" }], ["metrics on", { IBIS_METRICS: "1" }]] }
   : P.compare
     ? { scenario: "c2c-compare", store: c.ibis === "memory" ? "memory" : "postgres", sides: [["as configured", {}], [P.compare, compareEnv]] }
     : P.compareTree
-      ? { scenario: "c2c-compare-tree", store: c.ibis === "memory" ? "memory" : "postgres", sides: [[`tree ${P.compareTree}`, {}, P.compareTree], ["this tree", {}]] }
+      ? { scenario: "c2c-compare-tree", store: c.ibis === "memory" ? "memory" : "postgres", sides: treeSides(P.compareTree) }
       : undefined;
 
 /** Ibis targets carry their friend pairs' ids and tokens. */
@@ -122,15 +119,7 @@ await scenarioMain(async (cleanup) => {
     P.workers > 1
       ? { IBIS_WORKERS: String(P.workers), PORT: String(freePort()), REDIS_URL: process.env.BENCH_REDIS_URL ?? "redis://127.0.0.1:6379" }
       : {};
-  const comparedSides = async (k: NonNullable<typeof compared>) =>
-    (
-      await Promise.all(
-        k.sides.map(async ([label, env, tree]) =>
-          (await ibisSides(k.store, [], c.notes, () => ({ ...cluster(), ...env }), tree)).map((h) => ({ ...h, name: `${h.name} ${label}` })),
-        ),
-      )
-    ).flat();
-  for (const h of compared ? await comparedSides(compared) : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
+  for (const h of compared ? await comparedSides(compared.store, compared.sides, c.notes, cluster) : await ibisSides(c.ibis, ["memory", "postgres"], c.notes, cluster)) {
     cleanup.add(h);
     const routed = await routesC2c(h);
     const name = routed ? h.name : `${h.name} (transport only)`;
@@ -182,7 +171,7 @@ await scenarioMain(async (cleanup) => {
         rows: live.map((t) => [t.name, round(rr[t.name]!.median), rr[t.name]!.ratio, ...latencyCells(medianRound(max[t.name]!, (r) => r.rate))]),
       },
       cpuTable(live.map((t) => [t.name, medianRound(max[t.name]!, (r) => r.rate)])),
-      ...(compared ? [pairedTable(compared, max)] : []),
+      ...(compared ? [comparedTable(compared, max)] : []),
       {
         title:
           "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM; " +
@@ -248,13 +237,13 @@ function cpuTable(rounds: [string, Round][]) {
 }
 
 /** The two compared nodes' closed-loop rounds, paired (bench/lib/measure.ts `pairedRounds`). */
-function pairedTable(k: NonNullable<typeof compared>, max: Record<string, Round[]>) {
+function comparedTable(k: NonNullable<typeof compared>, max: Record<string, Round[]>) {
   const [la, lb] = k.sides.map(([label]) => label) as [string, string];
-  return pairedRounds(max[`ibis-${k.store} ${la}`] ?? [], max[`ibis-${k.store} ${lb}`] ?? [], la, lb);
+  return pairedRounds(max[sideName(k.store, la)] ?? [], max[sideName(k.store, lb)] ?? [], la, lb);
 }
 
 function pairedNotes(k: NonNullable<typeof compared>, max: Record<string, Round[]>): string[] {
-  const t = pairedTable(k, max);
+  const t = comparedTable(k, max);
   const ratios = t.rows.slice(0, -1).map((r) => r[3] as number);
   const [la, lb] = k.sides.map(([label]) => label);
   const what =

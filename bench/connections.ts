@@ -15,7 +15,7 @@
  */
 import { bool, num, str } from "./lib/args.ts";
 import { ConnFleet } from "./lib/conns.ts";
-import { ibisSides } from "./lib/ibis.ts";
+import { comparedSides, ibisSides, sideName, treeSides } from "./lib/ibis.ts";
 import { freePort, startServer } from "./lib/proc.ts";
 import { cpuMeter, rssKb, tree } from "./lib/procstat.ts";
 import { alternate, medianRound, pairedTable, ratios } from "./lib/rounds.ts";
@@ -37,8 +37,8 @@ const P = {
   /** Another checkout whose node alternates with this tree's (a code A/B inside one run). */
   compareTree: str(a, "compare-tree", ""),
 };
-/** --compare-tree: [label, tree] of the two Ibis sides, the other tree first (the paired ratio reads this / other). */
-const treeSides: [string, string | undefined][] | undefined = P.compareTree ? [[`tree ${P.compareTree}`, P.compareTree], ["this tree", undefined]] : undefined;
+/** --compare-tree: the two Ibis sides, the other tree first (the paired ratio reads this / other). */
+const sides = P.compareTree ? treeSides(P.compareTree) : undefined;
 
 interface ConnRound {
   opened: number;
@@ -117,10 +117,7 @@ await scenarioMain(async (cleanup) => {
       : {};
   const env = () => ({ IBIS_BENCH_GC_SIGNAL: "1", ...workers() });
   const store = c.ibis === "memory" ? "memory" : "postgres";
-  const sides = treeSides
-    ? (await Promise.all(treeSides.map(async ([label, dir]) => (await ibisSides(store, [], c.notes, env, dir)).map((h) => ({ ...h, name: `${h.name} ${label}` }))))).flat()
-    : await ibisSides(c.ibis, ["postgres"], c.notes, env);
-  for (const h of sides) {
+  for (const h of sides ? await comparedSides(store, sides, c.notes, env) : await ibisSides(c.ibis, ["postgres"], c.notes, env)) {
     cleanup.add(h);
     const users = await h.users(P.count);
     const headers = await Promise.all(users.map(async (u, i) => ({ ...(await h.headers(u, `conn-${i}`)), "Sec-WebSocket-Protocol": "svc.v2" })));
@@ -142,15 +139,15 @@ await scenarioMain(async (cleanup) => {
     targets.map((t) => ({ name: t.name, kind: t.kind, run: () => connRound(t) })),
     P.rounds,
     c.notes,
-    treeSides !== undefined, // the compared nodes take turns to go first
+    sides !== undefined, // the compared nodes take turns to go first
   );
   const hs = ratios(rounds, "bun-hold", (r) => r.handshakes_per_s);
   const mem = ratios(rounds, "bun-hold", (r) => r.kb_per_conn);
-  const [la, lb] = (treeSides ?? []).map(([label]) => `ibis-${store} ${label}`) as [string, string];
+  const [la, lb] = (sides ?? []).map(([label]) => sideName(store, label)) as [string, string];
   const paired =
-    treeSides &&
+    sides &&
     pairedTable(rounds[la] ?? [], rounds[lb] ?? [], [la, lb], [["handshakes/s", (r) => r.handshakes_per_s], ["KB per conn", (r) => r.kb_per_conn]], `${lb} against ${la}, paired by round: handshakes/s and KB per idle connection`);
-  finish(treeSides ? "connections-compare-tree" : "connections", c, {
+  finish(sides ? "connections-compare-tree" : "connections", c, {
     params: P,
     raw: rounds,
     ratios: { handshakes_per_s: hs, kb_per_conn: mem },

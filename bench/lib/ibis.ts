@@ -257,6 +257,25 @@ export async function ibisSides(
   return out;
 }
 
+/** One of two compared nodes: its label, the variables it starts with on top of the run's, the checkout it runs from (undefined: this one). */
+export type ComparedSide = readonly [label: string, env: Record<string, string>, tree?: string];
+
+/** --compare-tree DIR: the other checkout's node first and this tree's second, so a paired ratio reads this tree / DIR. */
+export const treeSides = (dir: string): ComparedSide[] => [[`tree ${dir}`, {}, dir], ["this tree", {}]];
+
+/** The name a compared side's node goes by in a run's results. */
+export const sideName = (store: IbisStore, label: string): string => `ibis-${store} ${label}`;
+
+/** Starts each compared side's node of `store`, side by side, named by `sideName`. */
+export async function comparedSides(store: IbisStore, sides: readonly ComparedSide[], notes: string[], env: () => Record<string, string>): Promise<IbisHandle[]> {
+  const started = await Promise.all(
+    sides.map(async ([label, extra, tree]) =>
+      (await ibisSides(store, [], notes, () => ({ ...env(), ...extra }), tree)).map((h) => ({ ...h, name: sideName(store, label) })),
+    ),
+  );
+  return started.flat();
+}
+
 /**
  * Does this node route C2C yet? One JSON message in a MSG_C2C frame between
  * two fresh friends: true when the peer receives a MSG_C2C within 3 s. False

@@ -1,7 +1,7 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
 import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb } from "./procstat.ts";
 import { pairedTable } from "./rounds.ts";
-import { median, round, sum } from "./stats.ts";
+import { round, sum } from "./stats.ts";
 
 /** What every round-trip-style generator reports (bench/load/*.ts `result`). */
 export interface ClientResult {
@@ -123,7 +123,7 @@ export function cpuPerMessage(r: Round): {
 export const machineUs = (c: ReturnType<typeof cpuPerMessage>): number => round(c.server_us + (c.db_us ?? 0) + c.client_us, 1);
 
 /**
- * Two nodes' closed-loop rounds compared round by round (c2c --metrics-compare, --compare): round i of each ran back
+ * Two nodes' closed-loop rounds compared round by round (c2c --metrics-compare, --compare, --compare-tree): round i of each ran back
  * to back, so `b / a` of a round is the paired measure, and CPU µs per message (the node's, and the machine's: node,
  * PostgreSQL and generator) is less sensitive to a shared box than the rate. Rows per round, then the medians; a
  * round one side lacks is left out.
