@@ -7,17 +7,19 @@
  * the largest C2C that fits one frame, sent to a friend and delivered (stored,
  * acked and confirmed), one in flight. Meanwhile a second generator runs a
  * small-message C2C stream between other friends (open loop, --small-rate
- * messages/s for --small-duration ms from the start of each round): its p99
- * shows whether large messages stall small ones on the same node.
+ * messages/s for --small-duration ms once its connections are open, after
+ * --small-warmup ms unmeasured, 0 by default; the large messages start with
+ * that window): its p99 shows whether large messages stall small ones on the
+ * same node.
  *
- *   bun run bench:limit [--count 8] [--mib 16] [--small-rate 200] [--small-pairs 4] [--small-duration 1500] [--ibis memory|postgres|both] [--smoke]
+ *   bun run bench:limit [--count 8] [--mib 16] [--small-rate 200] [--small-pairs 4] [--small-warmup 0] [--small-duration 1500] [--ibis memory|postgres|both] [--smoke]
  */
 import { num } from "./lib/args.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
 import { Histogram } from "./lib/hist.ts";
 import { measure, type ClientResult, type Round } from "./lib/measure.ts";
-import { runClients, type RunningServer } from "./lib/proc.ts";
+import { runClients, startClient, type Client, type RunningServer } from "./lib/proc.ts";
 import { alternate, medianRound, ratios, smallStreamOf } from "./lib/rounds.ts";
 import { baseline, common, finish, nodePeer, scenarioMain } from "./lib/scenario.ts";
 import { round, sum } from "./lib/stats.ts";
@@ -33,6 +35,7 @@ const P = {
   smallRate: num(a, "small-rate", c.smoke ? 50 : 200),
   smallPairs: num(a, "small-pairs", 4),
   smallDurationMs: num(a, "small-duration", c.smoke ? 500 : 1500),
+  smallWarmupMs: num(a, "small-warmup", 0),
   rounds: c.rounds,
 };
 const FRAME = P.mib * MiB + HEADER;
@@ -82,25 +85,30 @@ await scenarioMain(async (cleanup) => {
     const pairs = await friendPairs(h, 1, false);
     const smallPairs = P.smallRate > 0 ? await friendPairs(h, P.smallPairs, false) : undefined;
     const text = P.mib * MiB - 512; // the §2.8 JSON around it stays inside the frame's payload limit
-    // The concurrent small stream: 64 B C2C between other friends, open loop, from the start of the round.
-    const smallStream = async (): Promise<Record<string, unknown>> => {
-      if (!smallPairs) return {};
-      const [r] = await runClients<ClientResult>(
+    // The concurrent small stream: 64 B C2C between other friends, open loop. The large messages start when its
+    // window opens: once its connections are open (and after --small-warmup ms unmeasured, 0 by default). Started
+    // together, the first 16 MiB message met the stream's own connects and every round's first one was its worst
+    // (bench/FINDINGS.md, seventeenth section).
+    const startSmall = (): Client<ClientResult> | undefined =>
+      smallPairs &&
+      startClient<ClientResult>(
         "bench/load/c2c.ts",
-        1,
-        { base: h.server.ws, proto: "ibis", pairs: P.smallPairs, pairOffset: 0, window: 1, rate: P.smallRate, size: 64, durationMs: P.smallDurationMs, warmupMs: 0, maxMessages: 0, extra: { ...smallPairs, tsid: new IdGenerator(1).next().toString() } },
-        P.smallDurationMs + 30_000,
+        { base: h.server.ws, proto: "ibis", pairs: P.smallPairs, pairOffset: 0, window: 1, rate: P.smallRate, size: 64, durationMs: P.smallDurationMs, warmupMs: P.smallWarmupMs, maxMessages: 0, extra: { ...smallPairs, tsid: new IdGenerator(1).next().toString() } },
+        { timeoutMs: P.smallWarmupMs + P.smallDurationMs + 30_000 },
       );
-      const l = Histogram.from(r?.hist ? [r.hist] : []).summary();
+    const smallResult = async (client: Client<ClientResult> | undefined): Promise<Record<string, unknown>> => {
+      if (!client) return {};
+      const r = await client.result;
+      const l = Histogram.from(r.hist ? [r.hist] : []).summary();
       // Where a small message waits: up to its SERVER_ACK (uplink, store, commit) or after (push, ack, confirm).
-      const ack = (r as { server_ack?: { p99_us: number } } | undefined)?.server_ack;
+      const ack = (r as { server_ack?: { p99_us: number } }).server_ack;
       return {
-        small_rate: Number(r?.rate ?? 0),
+        small_rate: Number(r.rate ?? 0),
         small_p50_ms: round(l.p50_us / 1000, 2),
         small_p99_ms: round(l.p99_us / 1000, 2),
         small_max_ms: round(l.max_us / 1000, 2),
         ...(ack ? { small_ack_p99_ms: round(ack.p99_us / 1000, 2) } : {}),
-        ...(r?.hist ? { small_hist: r.hist } : {}),
+        ...(r.hist ? { small_hist: r.hist } : {}),
       };
     };
     targets.push({
@@ -109,6 +117,8 @@ await scenarioMain(async (cleanup) => {
       server: h.server,
       run: () =>
         measure([h.server.pid], async () => {
+          const client = startSmall();
+          await client?.event("measuring");
           const [r, small] = await Promise.all([
             runClients<ClientResult>(
               "bench/load/c2c.ts",
@@ -116,7 +126,7 @@ await scenarioMain(async (cleanup) => {
               { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString() } },
               P.durationMs + 30_000,
             ),
-            smallStream(),
+            smallResult(client),
           ]);
           // Delivered payload bytes per second (the echo figures count the bytes that came back).
           return r.map((x) => ({ ...x, ...small, mb_per_s: x.seconds ? (Number(x.completed) * text) / MiB / Number(x.seconds) : 0 }));

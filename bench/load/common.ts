@@ -107,6 +107,7 @@ export class Window {
     if (this.stopped) return;
     this.measuring = true;
     this.startedAt = performance.now();
+    emit("measuring", {}); // a parent that starts other load with this window waits for it (bench/limit.ts)
     this.stopCpu = selfCpu();
     // Counted from the real start: a generator busy past its warm-up (10,000 deliveries per message) still measures a full window.
     setTimeout(() => this.stop(), this.durationMs);
