@@ -1,0 +1,43 @@
+import { describe, expect, test } from "bun:test";
+import { Window } from "./common.ts";
+
+/** Runs `body` with stdout captured: each line, when it was written and whether the window measured then. */
+async function captured(w: Window, body: () => Promise<void>): Promise<{ line: string; at: number; measuring: boolean }[]> {
+  const out: { line: string; at: number; measuring: boolean }[] = [];
+  const write = process.stdout.write;
+  process.stdout.write = ((s: string | Uint8Array) => (out.push({ line: String(s), at: performance.now(), measuring: w.measuring }), true)) as typeof write;
+  try {
+    await body();
+  } finally {
+    process.stdout.write = write;
+  }
+  return out;
+}
+
+describe("Window", () => {
+  // bench/limit.ts starts its large messages on this event: it must mean "measuring from now".
+  test("announces its window when it opens, after the warm-up, once", async () => {
+    const w = new Window(40, 30);
+    let started = 0;
+    const lines = await captured(w, async () => {
+      started = performance.now();
+      w.start();
+      await new Promise<void>((resolve) => (w.onStop = resolve));
+    });
+    const measuring = lines.filter((l) => JSON.parse(l.line).event === "measuring");
+    expect(measuring).toHaveLength(1);
+    expect(measuring[0]!.measuring).toBe(true);
+    expect(measuring[0]!.at - started).toBeGreaterThanOrEqual(35);
+  });
+
+  test("a window stopped inside its warm-up announces nothing", async () => {
+    const w = new Window(30, 30);
+    const lines = await captured(w, async () => {
+      w.start();
+      w.stop();
+      await Bun.sleep(60);
+    });
+    expect(lines).toHaveLength(0);
+    expect(w.seconds).toBe(0);
+  });
+});
