@@ -10,11 +10,14 @@
  * messages/s for --small-duration ms once its connections are open, after
  * --small-warmup ms unmeasured, 0 by default; the large messages start with
  * that window): its p99 shows whether large messages stall small ones on the
- * same node.
+ * same node. --payload random makes the large message's text random Base64
+ * (default x repeated, which PostgreSQL's lz4 shrinks ~250×): what a 16 MiB
+ * ciphertext writes to the WAL.
  *
- *   bun run bench:limit [--count 8] [--mib 16] [--small-rate 200] [--small-pairs 4] [--small-warmup 0] [--small-duration 1500] [--ibis memory|postgres|both] [--smoke]
+ *   bun run bench:limit [--count 8] [--mib 16] [--payload x|random] [--small-rate 200] [--small-pairs 4] [--small-warmup 0] [--small-duration 1500] [--ibis memory|postgres|both] [--smoke]
  */
-import { num } from "./lib/args.ts";
+import { num, str } from "./lib/args.ts";
+import type { PayloadFill } from "./load/proto/ibis-wire.ts";
 import { IdGenerator } from "../src/ids/tsid.ts";
 import { friendPairs, ibisSides, routesC2c, type IbisHandle } from "./lib/ibis.ts";
 import { Histogram } from "./lib/hist.ts";
@@ -36,9 +39,15 @@ const P = {
   smallPairs: num(a, "small-pairs", 4),
   smallDurationMs: num(a, "small-duration", c.smoke ? 500 : 1500),
   smallWarmupMs: num(a, "small-warmup", 0),
+  payload: payloadFill(str(a, "payload", "x")),
   rounds: c.rounds,
 };
 const FRAME = P.mib * MiB + HEADER;
+
+function payloadFill(v: string): PayloadFill {
+  if (v === "x" || v === "random") return v;
+  throw new Error(`--payload ${v}: x (compresses ~250×) or random (Base64 of random bytes, as ciphertext)`);
+}
 
 /** Ibis: 16 MiB + 1 declared → ERROR frame_too_large, then ping → pong on the same socket. */
 async function frameLimitCheck(h: IbisHandle): Promise<{ ok: boolean; detail: string }> {
@@ -123,7 +132,7 @@ await scenarioMain(async (cleanup) => {
             runClients<ClientResult>(
               "bench/load/c2c.ts",
               1,
-              { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString() } },
+              { base: h.server.ws, proto: "ibis", pairs: 1, pairOffset: 0, window: 1, rate: 0, size: text, durationMs: P.durationMs, warmupMs: 0, maxMessages: P.count, extra: { ...pairs, tsid: new IdGenerator(0).next().toString(), fill: P.payload } },
               P.durationMs + 30_000,
             ),
             smallResult(client),
@@ -166,7 +175,7 @@ await scenarioMain(async (cleanup) => {
     ratios: { mb_per_s: rr },
     tables: [
       {
-        title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds)`,
+        title: `${P.mib} MiB-payload frames round-trip (1 conn, 1 in flight, ${P.count} per round; median of ${P.rounds} alternating rounds; Ibis's text ${P.payload === "x" ? "x repeated" : "random Base64"})`,
         columns: [
           "server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "fresh MiB per frame", "client CPU %",
           `small C2C p99 ms (${P.smallRate}/s alongside; every round's messages)`, "small C2C p99 ms per round", "its SERVER_ACK p99 ms (median round)",

@@ -10,13 +10,15 @@
  */
 import { FrameType } from "../../../src/protocol/frame.ts";
 import type { C2cProto, ProtoParams } from "./c2c.ts";
-import { clientAckWriter, didBytes, DIR, direction, messageFrame, v2Options } from "./ibis-wire.ts";
+import { clientAckWriter, didBytes, DIR, direction, messageFrame, v2Options, type PayloadFill } from "./ibis-wire.ts";
 
 export interface IbisC2cExtra {
   users: [string, string][];
   tokens: [string, string][];
   tsid: string;
   selfAck: boolean;
+  /** What the payload's text is made of (default "x"; bench/limit.ts --payload). */
+  fill?: PayloadFill;
 }
 
 /** Per pair, a million ids per process: far more than one round sends. */
@@ -33,7 +35,7 @@ export function ibisC2c(p: ProtoParams): C2cProto & { selfAck: boolean } {
     url: () => `${p.base}/ws`,
     options: (pair, role) => v2Options(x.tokens[pair]![role === "a" ? 0 : 1], device(pair, role)),
     message(pair, n) {
-      const next = (frames[pair] ??= messageFrame("C2C", x.users[pair]![0], x.users[pair]![1], p.size, x.tsid));
+      const next = (frames[pair] ??= messageFrame("C2C", x.users[pair]![0], x.users[pair]![1], p.size, x.tsid, x.fill));
       return next(pair * PER_PAIR + n);
     },
     sender: (r) => (typeof r !== "string" && r[4] === FrameType.MsgS2C && direction(r) === DIR.C2C_SERVER_ACK ? "server_ack" : "other"),

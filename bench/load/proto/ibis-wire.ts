@@ -31,16 +31,29 @@ export function direction(f: Uint8Array): number {
 }
 
 /**
+ * What a message's text is made of: "x" repeated (PostgreSQL's lz4 shrinks it ~250×: a 16 MiB payload writes
+ * ~64 KB), or random Base64, which compresses as little as an E2EE message's ciphertext (its WAL is its size).
+ */
+export type PayloadFill = "x" | "random";
+
+function fillText(fill: PayloadFill, size: number): string {
+  if (fill === "x") return "x".repeat(size);
+  const bytes = new Uint8Array(Math.ceil((size * 3) / 4) + 3);
+  for (let at = 0; at < bytes.length; at += 65_536) crypto.getRandomValues(bytes.subarray(at, at + 65_536));
+  return Buffer.from(bytes).toString("base64").slice(0, size); // Base64 needs no escape inside a JSON string
+}
+
+/**
  * One message frame whose id is `<type>.<tsid + n>.<ms>.bench`: `next(n)`
  * rewrites the tsid digits (tsid = a real TSID, decimal; counting up from it
  * never adds a digit) and returns the same buffer.
  */
-export function messageFrame(type: "C2C" | "C2G", from: string, to: string, size: number, tsid: string): (n: number) => Uint8Array {
+export function messageFrame(type: "C2C" | "C2G", from: string, to: string, size: number, tsid: string, fill: PayloadFill = "x"): (n: number) => Uint8Array {
   const digits = tsid.length;
   const hi = Number(tsid.slice(0, -12));
   const lo = Number(tsid.slice(-12));
   const head = `{"id":"${type}.`;
-  const json = `${head}${tsid}.${Date.now()}.bench","type":"${type}","from":${from},"to":${to},"payload":{"text":"${"x".repeat(size)}"},"msg_type":"text"}`;
+  const json = `${head}${tsid}.${Date.now()}.bench","type":"${type}","from":${from},"to":${to},"payload":{"text":"${fillText(fill, size)}"},"msg_type":"text"}`;
   const body = enc.encode(json);
   const f = new Uint8Array(FRAME_HEADER_SIZE + body.length);
   writeFrameHeader(f, 0, type === "C2C" ? FrameType.MsgC2C : FrameType.MsgC2G, 0, body.length);
