@@ -55,6 +55,23 @@ describe("PreparedStatements (PGlite)", () => {
       expect(await p.query("select 1 as one", [])).toEqual([{ one: 1 }]);
     }));
 
+  // Large messages are built in one buffer kept between them: each must be sent as its own bytes, whatever was
+  // in the buffer before (a longer message, other text).
+  test("large parameters, one after another in the kept buffer, are stored exactly", () =>
+    withPrepared(async (client, p) => {
+      await client.exec("create table big (id int primary key, t text)");
+      const utf8 = (s: string) => new TextEncoder().encode(s);
+      const texts = ["é".repeat(1_600_000), "b".repeat(1_200_000) + "→", "c".repeat(3_000_000), "d".repeat(1_100_000)];
+      for (const [i, t] of texts.entries()) {
+        expect(await p.query("insert into big values ($1, $2) returning id", [i, utf8(t)])).toEqual([{ id: i }]);
+      }
+      // A small statement between two large ones takes a buffer of its own.
+      expect(await p.query("select count(*)::int as n from big", [])).toEqual([{ n: 4 }]);
+      const rows = (await client.query<{ id: number; t: string }>("select id, t from big order by id")).rows;
+      expect(rows.map((r) => r.t.length)).toEqual(texts.map((t) => t.length));
+      for (const [i, t] of texts.entries()) expect(rows[i]!.t === t).toBe(true);
+    }));
+
   test("waits for an open transaction: a statement never runs, and rolls back, inside someone else's", () =>
     withPrepared(async (client, p) => {
       await client.exec("create table tx (id int primary key)");
