@@ -64,9 +64,9 @@ describe("PreparedStatements (PGlite)", () => {
       const texts = ["é".repeat(1_600_000), "b".repeat(1_200_000) + "→", "c".repeat(3_000_000), "d".repeat(1_100_000)];
       for (const [i, t] of texts.entries()) {
         expect(await p.query("insert into big values ($1, $2) returning id", [i, utf8(t)])).toEqual([{ id: i }]);
+        // A small statement between large ones takes a buffer of its own.
+        expect(await p.query("select count(*)::int as n from big", [])).toEqual([{ n: i + 1 }]);
       }
-      // A small statement between two large ones takes a buffer of its own.
-      expect(await p.query("select count(*)::int as n from big", [])).toEqual([{ n: 4 }]);
       const rows = (await client.query<{ id: number; t: string }>("select id, t from big order by id")).rows;
       expect(rows.map((r) => r.t.length)).toEqual(texts.map((t) => t.length));
       for (const [i, t] of texts.entries()) expect(rows[i]!.t === t).toBe(true);
