@@ -1,10 +1,23 @@
 import { expect, test } from "bun:test";
 import { until } from "../bus/collector.ts";
-import { alive, descendants, killLeftovers, tracked } from "./children.ts";
+import { alive, descendants, killLeftovers, procList, tracked } from "./children.ts";
+
+/** Whether `pid` has exec'd `sleep` (a forked shell child shows the parent's command line until it does). */
+const sleeping = (pid: number): boolean => {
+  try {
+    return procList(pid, "cmdline")[0] === "sleep";
+  } catch {
+    return false;
+  }
+};
 
 test("a tracked process left running is killed with its descendants, and named", async () => {
   const sh = tracked(Bun.spawn(["sh", "-c", "sleep 300 & sleep 301 & wait"], { stdout: "ignore" }));
-  await until(() => descendants(sh.pid).length === 2);
+  // Both children exist and have become `sleep`: a CI run once named one while it was still a forked `sh -c`.
+  await until(() => {
+    const kids = descendants(sh.pid);
+    return kids.length === 2 && kids.every(sleeping);
+  });
   const kids = descendants(sh.pid);
   const killed = killLeftovers([sh]);
   expect(killed).toHaveLength(3);
