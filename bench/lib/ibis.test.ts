@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkTree } from "./ibis.ts";
+import { checkTree, nodeCommand } from "./ibis.ts";
 import { ROOT } from "./proc.ts";
 
 describe("checkTree (c2c --compare-tree)", () => {
@@ -22,5 +22,23 @@ describe("checkTree (c2c --compare-tree)", () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe("nodeCommand (BENCH_IBIS_PREFIX, BENCH_IBIS_PROFILE)", () => {
+  test.each([
+    ["unset", {}, ["bun", "src/main.ts"]],
+    ["an empty prefix is no prefix", { BENCH_IBIS_PREFIX: "" }, ["bun", "src/main.ts"]],
+    ["a blank prefix is no prefix", { BENCH_IBIS_PREFIX: "  \t " }, ["bun", "src/main.ts"]],
+    ["a prefix's words, spaces trimmed", { BENCH_IBIS_PREFIX: " chrt  -b 0 " }, ["chrt", "-b", "0", "bun", "src/main.ts"]],
+    ["a profile", { BENCH_IBIS_PROFILE: "/tmp/p" }, ["bun", "--cpu-prof", "--cpu-prof-dir", "/tmp/p", "src/main.ts"]],
+    ["an empty profile is none", { BENCH_IBIS_PROFILE: "" }, ["bun", "src/main.ts"]],
+    [
+      "both",
+      { BENCH_IBIS_PREFIX: "nice -n 5", BENCH_IBIS_PROFILE: "/tmp/p" },
+      ["nice", "-n", "5", "bun", "--cpu-prof", "--cpu-prof-dir", "/tmp/p", "src/main.ts"],
+    ],
+  ] as const)("%s", (_name, env, cmd) => {
+    expect(nodeCommand(env)).toEqual([...cmd]);
   });
 });

@@ -27,6 +27,17 @@ import { ROOT, startServer, type RunningServer } from "./proc.ts";
 
 export type IbisStore = "memory" | "postgres";
 
+/**
+ * The node's command line: `bun src/main.ts`, under `bun --cpu-prof` when BENCH_IBIS_PROFILE names a directory,
+ * after BENCH_IBIS_PREFIX's words when it has any. A prefix that is set but empty is no prefix: an A/B's default
+ * arm often sets it to "" (an empty word would be the command, and the node would never start).
+ */
+export function nodeCommand(env: Record<string, string | undefined>): string[] {
+  const prefix = (env.BENCH_IBIS_PREFIX ?? "").split(/\s+/).filter((w) => w !== "");
+  const profile = env.BENCH_IBIS_PROFILE;
+  return [...prefix, "bun", ...(profile ? ["--cpu-prof", "--cpu-prof-dir", profile] : []), "src/main.ts"];
+}
+
 export interface IbisHandle {
   readonly name: string;
   readonly store: IbisStore;
@@ -111,10 +122,7 @@ export async function startIbisSide(store: IbisStore, env: Record<string, string
       name: `ibis-${store}`,
       // BENCH_IBIS_PROFILE=<dir>: the node writes a CPU profile there when it stops (bun --cpu-prof).
       // BENCH_IBIS_PREFIX="chrt -b 0": a command the node runs under (A/B of how it is started; docs/operations.md).
-      cmd: [
-        ...(process.env.BENCH_IBIS_PREFIX?.trim().split(/\s+/) ?? []),
-        ...(process.env.BENCH_IBIS_PROFILE ? ["bun", "--cpu-prof", "--cpu-prof-dir", process.env.BENCH_IBIS_PROFILE, "src/main.ts"] : ["bun", "src/main.ts"]),
-      ],
+      cmd: nodeCommand(process.env),
       env: {
         PORT: "0",
         HOST: "127.0.0.1",
