@@ -2,7 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { checkTree, nodeCommand } from "./ibis.ts";
+import { ALLOCATOR_DEFAULTS } from "../../src/runtime/allocator.ts";
+import { checkTree, nodeCommand, profiledEnv } from "./ibis.ts";
 import { ROOT } from "./proc.ts";
 
 describe("checkTree (c2c --compare-tree)", () => {
@@ -40,5 +41,14 @@ describe("nodeCommand (BENCH_IBIS_PREFIX, BENCH_IBIS_PROFILE)", () => {
     ],
   ] as const)("%s", (_name, env, cmd) => {
     expect(nodeCommand(env)).toEqual([...cmd]);
+  });
+});
+
+describe("profiledEnv", () => {
+  test("a profiled node gets the allocator's defaults (no second start under the profiler); others nothing", () => {
+    expect(profiledEnv({ BENCH_IBIS_PROFILE: "/tmp/p" })).toEqual({ ...ALLOCATOR_DEFAULTS });
+    expect(Object.keys(ALLOCATOR_DEFAULTS)).toContain("MIMALLOC_PURGE_HOLES");
+    expect(profiledEnv({})).toEqual({});
+    expect(profiledEnv({ BENCH_IBIS_PROFILE: "" })).toEqual({});
   });
 });
