@@ -1,7 +1,9 @@
 /**
- * svc.v2 binary frame codec (spec §4.5). No I/O, no copies: the header is read
- * straight off the received bytes and the payload is handed on as a
- * `subarray` view of them. Layout and check order: docs/protocol.md.
+ * svc.v2 binary frame codec (spec §4.5). No I/O: the header is read straight
+ * off the received bytes and the payload of a frame over 1,000 bytes is handed
+ * on as a `subarray` view of them; a smaller frame's payload is copied out,
+ * which costs JavaScriptCore less than a view of it (below). Layout and check
+ * order: docs/protocol.md.
  */
 import type { ChatType } from "../model/message.ts";
 
@@ -64,7 +66,7 @@ export interface DecodedFrame {
   ok: true;
   flags: number;
   type: number;
-  /** A view into the received bytes (same buffer), never a copy. */
+  /** A view into the received bytes (same buffer); a copy for a frame of at most `SMALL_ARRAY` bytes. */
   payload: Uint8Array;
 }
 export interface FrameError {
@@ -137,7 +139,26 @@ export function decodeFrame(bytes: Uint8Array, accept: FrameTypeSet = UPLINK_FRA
   if (len !== n - FRAME_HEADER_SIZE) return DECODE_FAILED;
   const type = bytes[4]!;
   if (accept[type] !== 1) return UNSUPPORTED[type]!;
-  return { ok: true, flags: bytes[3]!, type, payload: bytes.subarray(FRAME_HEADER_SIZE, FRAME_HEADER_SIZE + len) };
+  const payload = n <= SMALL_ARRAY ? copyPayload(bytes, n) : bytes.subarray(FRAME_HEADER_SIZE, n);
+  return { ok: true, flags: bytes[3]!, type, payload };
+}
+
+/**
+ * JavaScriptCore keeps a typed array of at most 1,000 elements (`JSArrayBufferView::fastSizeLimit`) inside the
+ * collector's own space, as Bun hands over a small received message; its first view (`subarray`, `.buffer`) moves
+ * its bytes into a new, separately allocated `ArrayBuffer`. That is a copy of the whole frame and an object the
+ * young collections must free: ~250–350 ns against ~30–200 for this copy, and eden pauses under C2C load a third
+ * shorter without it (bench/FINDINGS.md, twenty-second). Larger arrays hold their bytes apart; a view of them
+ * copies nothing (~60 ns whatever the size).
+ */
+export const SMALL_ARRAY = 1000;
+
+/** A small frame's payload in an array of its own (a loop under 256 bytes; beyond, the native copy is faster). */
+function copyPayload(bytes: Uint8Array, n: number): Uint8Array {
+  if (n - FRAME_HEADER_SIZE > 256) return Uint8Array.prototype.slice.call(bytes, FRAME_HEADER_SIZE, n);
+  const out = new Uint8Array(n - FRAME_HEADER_SIZE);
+  for (let i = FRAME_HEADER_SIZE; i < n; i++) out[i - FRAME_HEADER_SIZE] = bytes[i]!;
+  return out;
 }
 
 /** Writes the 9-byte header at `offset` (payload follows it). */

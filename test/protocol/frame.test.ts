@@ -9,6 +9,7 @@ import {
   FRAME_HEADER_SIZE,
   FrameType,
   MAX_FRAME_PAYLOAD,
+  SMALL_ARRAY,
   ackDirectionOf,
   ackFrame,
   decodeFrame,
@@ -143,15 +144,30 @@ describe("sizes and views", () => {
   });
 
   test("decoding a frame inside a larger buffer (non-zero byteOffset) keeps the view", () => {
-    const backing = new Uint8Array(100);
-    const frame = encodeFrame(FrameType.MsgC2S, hex("01 02 03"));
+    const payload = new Uint8Array(SMALL_ARRAY).fill(7);
+    payload.set([1, 2, 3]);
+    const backing = new Uint8Array(100 + FRAME_HEADER_SIZE + SMALL_ARRAY);
+    const frame = encodeFrame(FrameType.MsgC2S, payload);
     backing.set(frame, 40);
     const view = backing.subarray(40, 40 + frame.length);
     const f = decodeFrame(view);
     if (!f.ok) throw new Error(f.reason);
     expect(f.payload.buffer).toBe(backing.buffer);
     expect(f.payload.byteOffset).toBe(49);
-    expect([...f.payload]).toEqual([1, 2, 3]);
+    expect([...f.payload.subarray(0, 4)]).toEqual([1, 2, 3, 7]);
+  });
+
+  test("a frame of at most SMALL_ARRAY bytes hands on a copy of its payload; one byte more, a view", () => {
+    for (const [size, view] of [[0, false], [3, false], [256, false], [257, false], [SMALL_ARRAY - FRAME_HEADER_SIZE, false], [SMALL_ARRAY - FRAME_HEADER_SIZE + 1, true]] as const) {
+      const payload = Uint8Array.from({ length: size }, (_, i) => (i * 7) & 0xff);
+      const frame = encodeFrame(FrameType.MsgC2C, payload);
+      const f = decodeFrame(frame);
+      if (!f.ok) throw new Error(f.reason);
+      expect([size, f.payload.buffer === frame.buffer]).toEqual([size, view]);
+      expect(f.payload).toEqual(payload);
+      frame.fill(0xee, FRAME_HEADER_SIZE); // the received bytes reused: a copy keeps what arrived
+      expect(f.payload.every((b, i) => b === (view ? 0xee : payload[i]))).toBe(true);
+    }
   });
 
   test("writeFrameHeader at an offset", () => {
@@ -249,7 +265,7 @@ describe("properties", () => {
           const frame = encodeFrame(type, payload, flags);
           const f = decodeFrame(frame);
           expect(f).toEqual({ ok: true, flags, type, payload });
-          if (f.ok) expect(f.payload.buffer).toBe(frame.buffer);
+          if (f.ok) expect(f.payload.buffer === frame.buffer).toBe(frame.length > SMALL_ARRAY);
         },
       ),
       { numRuns: 500 },

@@ -24,7 +24,9 @@ import {
   encodeMessagePb,
   MESSAGE_FIELDS,
   MSG_TYPE,
+  writeUtf8,
 } from "../../src/protocol/pb.ts";
+import { SMALL_ARRAY } from "../../src/protocol/frame.ts";
 
 // The hand-written codec must stay the generated schema's twin.
 const fieldsOf = (schema: DescMessage) => Object.fromEntries(schema.fields.map((f) => [f.name, f.number]));
@@ -113,6 +115,27 @@ describe("hand-written Message codec", () => {
       }),
       { numRuns: 300 },
     );
+  });
+
+  test("writeUtf8 writes what TextEncoder writes, at an offset", () => {
+    const cases = ["", "ascii", "é", "中文", "😀", "a\ud800", "\udc00b", "\ud800\ud800\udc00", "\udbff\udfff", "\ud83d", "x\u07ff\u0800\uffff"];
+    for (const text of cases) {
+      const want = new TextEncoder().encode(text);
+      const buf = new Uint8Array(want.length + 5).fill(0xaa);
+      expect([text, writeUtf8(text, buf, 2)]).toEqual([text, 2 + want.length]);
+      expect([text, [...buf.subarray(2, 2 + want.length)]]).toEqual([text, [...want]]);
+      expect([buf[0], buf[1], buf[2 + want.length]]).toEqual([0xaa, 0xaa, 0xaa]);
+    }
+  });
+
+  test("a message's strings encode alike in a buffer of at most SMALL_ARRAY bytes (by hand) and a larger one (natively)", () => {
+    for (const n of [20, 60, 90]) {
+      const text = "é中😀\ud800".repeat(n); // 12 bytes each
+      const msg: ImMessage = { id: "C2C.1.2.3", type: "C2C", from: 1n, to: 2n, payload: {}, payloadJson: text, server_ts: 1 };
+      const out = encodeMessagePb(msg);
+      expect([n, out.length > SMALL_ARRAY]).toEqual([n, n === 90]);
+      expect(out).toEqual(referenceEncode(msg));
+    }
   });
 
   test("int64 fields: negative, past 2^53, non-integer", () => {
