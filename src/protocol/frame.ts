@@ -1,9 +1,9 @@
 /**
  * svc.v2 binary frame codec (spec §4.5). No I/O: the header is read straight
- * off the received bytes and the payload of a frame over 1,000 bytes is handed
- * on as a `subarray` view of them; a smaller frame's payload is copied out,
- * which costs JavaScriptCore less than a view of it (below). Layout and check
- * order: docs/protocol.md.
+ * off the received bytes and the payload is handed on as a `subarray` view of
+ * them; the server's decode copies a small frame's payload out instead, which
+ * costs JavaScriptCore less than a view of it (`decodeUplinkFrame`). Layout and
+ * check order: docs/protocol.md.
  */
 import type { ChatType } from "../model/message.ts";
 
@@ -66,7 +66,7 @@ export interface DecodedFrame {
   ok: true;
   flags: number;
   type: number;
-  /** A view into the received bytes (same buffer); a copy for a frame of at most `SMALL_ARRAY` bytes. */
+  /** A view into the received bytes (same buffer); from `decodeUplinkFrame`, a copy for a frame of at most `SMALL_ARRAY` bytes. */
   payload: Uint8Array;
 }
 export interface FrameError {
@@ -123,9 +123,26 @@ const MAGIC_LO = FRAME_MAGIC & 0xff;
  * bytes), then type against `accept` (uplink set by default). A message
  * shorter than the header is checked field by field as far as its bytes go
  * (one byte ≠ 0x49 is already bad_magic), then gets payload_decode_failed.
- * Never throws.
+ * Never throws. The payload is a view of `bytes`.
  */
 export function decodeFrame(bytes: Uint8Array, accept: FrameTypeSet = UPLINK_FRAME_TYPES): FrameDecodeResult {
+  return checkFrame(bytes, accept) ?? { ok: true, flags: bytes[3]!, type: bytes[4]!, payload: bytes.subarray(FRAME_HEADER_SIZE) };
+}
+
+/**
+ * The server's decode of a received frame: `decodeFrame`'s checks, and the payload of a frame of at most
+ * `SMALL_ARRAY` bytes handed on as a copy (below). The client SDK keeps `decodeFrame`: a browser views a small
+ * array cheaply, and its bundle has a size budget.
+ */
+export function decodeUplinkFrame(bytes: Uint8Array, accept: FrameTypeSet = UPLINK_FRAME_TYPES): FrameDecodeResult {
+  const err = checkFrame(bytes, accept);
+  if (err) return err; // a bad frame is not copied: a flood of them allocates nothing
+  const n = bytes.length;
+  return { ok: true, flags: bytes[3]!, type: bytes[4]!, payload: n <= SMALL_ARRAY ? copyPayload(bytes, n) : bytes.subarray(FRAME_HEADER_SIZE) };
+}
+
+/** The shared error of the first of `decodeFrame`'s checks that the frame fails; undefined when it passes them all. */
+function checkFrame(bytes: Uint8Array, accept: FrameTypeSet): FrameError | undefined {
   const n = bytes.length;
   if (n < FRAME_HEADER_SIZE) {
     if ((n >= 1 && bytes[0] !== MAGIC_HI) || (n >= 2 && bytes[1] !== MAGIC_LO)) return BAD_MAGIC;
@@ -137,10 +154,7 @@ export function decodeFrame(bytes: Uint8Array, accept: FrameTypeSet = UPLINK_FRA
   const len = bytes[5]! * 0x1000000 + ((bytes[6]! << 16) | (bytes[7]! << 8) | bytes[8]!);
   if (len > MAX_FRAME_PAYLOAD) return TOO_LARGE;
   if (len !== n - FRAME_HEADER_SIZE) return DECODE_FAILED;
-  const type = bytes[4]!;
-  if (accept[type] !== 1) return UNSUPPORTED[type]!;
-  const payload = n <= SMALL_ARRAY ? copyPayload(bytes, n) : bytes.subarray(FRAME_HEADER_SIZE, n);
-  return { ok: true, flags: bytes[3]!, type, payload };
+  return accept[bytes[4]!] === 1 ? undefined : UNSUPPORTED[bytes[4]!]!;
 }
 
 /**
@@ -153,7 +167,7 @@ export function decodeFrame(bytes: Uint8Array, accept: FrameTypeSet = UPLINK_FRA
  */
 export const SMALL_ARRAY = 1000;
 
-/** A small frame's payload in an array of its own (a loop under 256 bytes; beyond, the native copy is faster). */
+/** A small frame's payload in an array of its own (a loop up to 256 bytes; beyond, the native copy is faster). */
 function copyPayload(bytes: Uint8Array, n: number): Uint8Array {
   if (n - FRAME_HEADER_SIZE > 256) return Uint8Array.prototype.slice.call(bytes, FRAME_HEADER_SIZE, n);
   const out = new Uint8Array(n - FRAME_HEADER_SIZE);

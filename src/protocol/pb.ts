@@ -203,52 +203,18 @@ class Out {
       return;
     }
     this.uint(u);
-    if (u === s.length && u <= SHORT_STRING) {
+    // A buffer of at most SMALL_ARRAY bytes lives in the collector's space, and a view of it would move it into an
+    // ArrayBuffer of its own (frame.ts): there an ASCII string is written by hand, any other copied in whole.
+    const small = this.buf.length <= SMALL_ARRAY;
+    if (u === s.length && (u <= SHORT_STRING || small)) {
       // ASCII (UTF-8 length = UTF-16 length only when every unit is below 0x80)
       for (let i = 0; i < u; i++) this.buf[this.pos++] = s.charCodeAt(i);
       return;
     }
-    // A small buffer lives in the collector's space, and a view of it would move it into an ArrayBuffer of its
-    // own (frame.ts, SMALL_ARRAY): written by hand instead. A larger one is written natively through a view.
-    if (this.buf.length <= SMALL_ARRAY) this.pos = writeUtf8(s, this.buf, this.pos);
-    else {
-      encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + u));
-      this.pos += u;
-    }
+    if (small) this.buf.set(encoder.encode(s), this.pos);
+    else encoder.encodeInto(s, this.buf.subarray(this.pos, this.pos + u));
+    this.pos += u;
   }
-}
-
-/** Writes `s` as UTF-8 at `pos`, byte for byte as TextEncoder does (a lone surrogate becomes U+FFFD); returns the end. */
-export function writeUtf8(s: string, buf: Uint8Array, pos: number): number {
-  for (let i = 0; i < s.length; i++) {
-    let c = s.charCodeAt(i);
-    if (c < 0x80) {
-      buf[pos++] = c;
-      continue;
-    }
-    if (c < 0x800) {
-      buf[pos++] = 0xc0 | (c >> 6);
-      buf[pos++] = 0x80 | (c & 0x3f);
-      continue;
-    }
-    if (c >= 0xd800 && c <= 0xdfff) {
-      const d = c <= 0xdbff && i + 1 < s.length ? s.charCodeAt(i + 1) : 0;
-      if ((d & 0xfc00) === 0xdc00) {
-        const cp = 0x10000 + ((c - 0xd800) << 10) + (d - 0xdc00);
-        buf[pos++] = 0xf0 | (cp >> 18);
-        buf[pos++] = 0x80 | ((cp >> 12) & 0x3f);
-        buf[pos++] = 0x80 | ((cp >> 6) & 0x3f);
-        buf[pos++] = 0x80 | (cp & 0x3f);
-        i++;
-        continue;
-      }
-      c = 0xfffd;
-    }
-    buf[pos++] = 0xe0 | (c >> 12);
-    buf[pos++] = 0x80 | ((c >> 6) & 0x3f);
-    buf[pos++] = 0x80 | (c & 0x3f);
-  }
-  return pos;
 }
 
 const tagSize = (no: number) => (no < 16 ? 1 : 2);

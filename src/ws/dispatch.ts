@@ -7,7 +7,7 @@
  */
 import type { ClientAck, DeliveryEngine } from "../delivery/ports.ts";
 import type { Logger } from "../log.ts";
-import { decodeFrame, errorFrame, FRAME_HEADER_SIZE, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
+import { decodeUplinkFrame, errorFrame, FRAME_HEADER_SIZE, FrameType, pongForPing, readU64 } from "../protocol/frame.ts";
 import { CleanBlocks, decodeUplinkBytes, parseJsonSharing } from "../protocol/json-sharing.ts";
 import {
   decodeAck,
@@ -117,7 +117,7 @@ function guarded(d: UplinkDeps, conn: Conn, run: () => void): void {
 }
 
 function onFrame(d: UplinkDeps, conn: Conn, bytes: Uint8Array): void {
-  const f = decodeFrame(bytes);
+  const f = decodeUplinkFrame(bytes);
   if (!f.ok) {
     conn.write(errorFrame(f.reason));
     return;

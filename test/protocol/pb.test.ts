@@ -24,7 +24,6 @@ import {
   encodeMessagePb,
   MESSAGE_FIELDS,
   MSG_TYPE,
-  writeUtf8,
 } from "../../src/protocol/pb.ts";
 import { SMALL_ARRAY } from "../../src/protocol/frame.ts";
 
@@ -117,23 +116,13 @@ describe("hand-written Message codec", () => {
     );
   });
 
-  test("writeUtf8 writes what TextEncoder writes, at an offset", () => {
-    const cases = ["", "ascii", "é", "中文", "😀", "a\ud800", "\udc00b", "\ud800\ud800\udc00", "\udbff\udfff", "\ud83d", "x\u07ff\u0800\uffff"];
-    for (const text of cases) {
-      const want = new TextEncoder().encode(text);
-      const buf = new Uint8Array(want.length + 5).fill(0xaa);
-      expect([text, writeUtf8(text, buf, 2)]).toEqual([text, 2 + want.length]);
-      expect([text, [...buf.subarray(2, 2 + want.length)]]).toEqual([text, [...want]]);
-      expect([buf[0], buf[1], buf[2 + want.length]]).toEqual([0xaa, 0xaa, 0xaa]);
-    }
-  });
-
-  test("a message's strings encode alike in a buffer of at most SMALL_ARRAY bytes (by hand) and a larger one (natively)", () => {
-    for (const n of [20, 60, 90]) {
-      const text = "é中😀\ud800".repeat(n); // 12 bytes each
-      const msg: ImMessage = { id: "C2C.1.2.3", type: "C2C", from: 1n, to: 2n, payload: {}, payloadJson: text, server_ts: 1 };
+  test("a message's strings encode alike in a buffer of at most SMALL_ARRAY bytes (copied in whole) and a larger one (through a view)", () => {
+    // [text unit, repeats (12 and 5 bytes a unit), whether the message's buffer is over SMALL_ARRAY]
+    const cases = [["é中😀\ud800", 20, false], ["é中😀\ud800", 60, false], ["é中😀\ud800", 90, true], ["ascii", 100, false], ["ascii", 200, true]] as const;
+    for (const [unit, n, large] of cases) {
+      const msg: ImMessage = { id: "C2C.1.2.3", type: "C2C", from: 1n, to: 2n, payload: {}, payloadJson: unit.repeat(n), server_ts: 1 };
       const out = encodeMessagePb(msg);
-      expect([n, out.length > SMALL_ARRAY]).toEqual([n, n === 90]);
+      expect([unit, n, out.length > SMALL_ARRAY]).toEqual([unit, n, large]);
       expect(out).toEqual(referenceEncode(msg));
     }
   });
