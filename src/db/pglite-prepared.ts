@@ -24,16 +24,17 @@ class Message {
     return this.bytes(encoder.encode(`${s}\0`));
   }
 
+  // Big-endian by hand: a DataView needs `.buffer`, and the first `.buffer` of a small fresh array makes
+  // JavaScriptCore move it into an ArrayBuffer of its own (src/protocol/frame.ts, SMALL_ARRAY): one per field.
   int16(n: number): this {
     const b = new Uint8Array(2);
-    new DataView(b.buffer).setInt16(0, n);
+    b[0] = n >> 8;
+    b[1] = n;
     return this.bytes(b);
   }
 
   int32(n: number): this {
-    const b = new Uint8Array(4);
-    new DataView(b.buffer).setInt32(0, n);
-    return this.bytes(b);
+    return this.bytes(be32(new Uint8Array(4), 0, n));
   }
 
   bytes(b: Uint8Array): this {
@@ -44,11 +45,19 @@ class Message {
 
   /** Appends the message (type, length, fields) to `out`. */
   end(out: Uint8Array[]): void {
-    const head = new Uint8Array(5);
+    const head = be32(new Uint8Array(5), 1, this.#size + 4);
     head[0] = this.type.charCodeAt(0);
-    new DataView(head.buffer).setInt32(1, this.#size + 4);
     out.push(head, ...this.#parts);
   }
+}
+
+/** Writes `n` as a big-endian int32 at `at` (a Uint8Array keeps each byte's low 8 bits: negatives come out right). */
+function be32(b: Uint8Array, at: number, n: number): Uint8Array {
+  b[at] = n >>> 24;
+  b[at + 1] = n >>> 16;
+  b[at + 2] = n >>> 8;
+  b[at + 3] = n;
+  return b;
 }
 
 /** Messages at least this large (a Bind holding a large payload) are built in a buffer kept for them (`#large`). */
