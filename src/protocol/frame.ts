@@ -66,7 +66,7 @@ export interface DecodedFrame {
   ok: true;
   flags: number;
   type: number;
-  /** A view into the received bytes (same buffer); from `decodeUplinkFrame`, a copy for a frame of at most `SMALL_ARRAY` bytes. */
+  /** A view into the received bytes (same buffer); from `decodeUplinkFrame`, a copy up to `SMALL_ARRAY` bytes. */
   payload: Uint8Array;
 }
 export interface FrameError {
