@@ -26,7 +26,8 @@ export interface Store {
    * connection (PGlite: src/db/pglite-prepared.ts): the delivery writer's hot
    * statements skip drizzle's builder and the parse and plan on every batch.
    * A Uint8Array parameter is the UTF-8 of a `text` parameter's value, sent
-   * as it is (a large payload is not decoded to a string to be encoded again).
+   * as it is (a large payload is not decoded to a string to be encoded again;
+   * an array literal's bytes, ArrayBytes, where the statement casts it).
    */
   query<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   /**

@@ -8,7 +8,7 @@
  */
 import { and, eq, or, sql, type SQL } from "drizzle-orm";
 import { arrayLiteral, decimalArray, type Store } from "../db/store.ts";
-import { arrayElement, decimalOf } from "../db/literals.ts";
+import { ArrayBytes, decimalOf } from "../db/literals.ts";
 import { messages } from "../db/schema/index.ts";
 import { GroupCommit, type QueueBounds } from "./group-commit.ts";
 import { SETTLE_MS, tsidOf } from "./inbox.ts";
@@ -360,12 +360,10 @@ async function plainFirst<T>(plain: () => Promise<T>, deduplicating: () => Promi
 const MESSAGE_COLUMNS = 12;
 
 /**
- * The statement's parameters. Arrays go as literal texts built here in one
- * pass over the rows, each column's text growing as it goes (postgres.js
- * serialised and escaped each element of a JS array itself, ~4 % of the
- * node's CPU in a C2C run; twelve arrays of strings mapped and joined after
- * cost ~1 µs a message more, bench/FINDINGS.md); a batch of one message binds
- * its columns as scalars.
+ * The statement's parameters. Each message column goes as one array literal
+ * written here as bytes (rowsAsArrays; postgres.js serialised and escaped
+ * each element of a JS array itself, ~4 % of the node's CPU in a C2C run,
+ * bench/FINDINGS.md); a batch of one message binds its columns as scalars.
  */
 function batchParams(unique: readonly StoreItem[], one: boolean): unknown[] {
   const columns: unknown[] = one ? oneRow(unique[0]!.row) : rowsAsArrays(unique);
@@ -399,27 +397,40 @@ function oneRow(r: StoredRow): unknown[] {
   ];
 }
 
-/** Each column of the batch as one array literal (BATCH_ROWS): never-null decimals bare, texts quoted, NULL where absent. */
-function rowsAsArrays(unique: readonly StoreItem[]): string[] {
-  let ids = "{", clientIds = "{", chatTypes = "{", froms = "{", tos = "{", msgTypes = "{";
-  let actions = "{", payloads = "{", e2ees = "{", createdAts = "{", serverTs = "{", fromDevices = "{";
-  for (let i = 0; i < unique.length; i++) {
-    const r = unique[i]!.row;
-    const sep = i ? "," : "";
-    ids += sep + r.id.toString();
-    clientIds += sep + arrayElement(r.clientId);
-    chatTypes += sep + arrayElement(r.chatType);
-    froms += sep + (r.fromId === null || r.fromId === undefined ? "NULL" : decimalOf(r.fromId));
-    tos += sep + decimalOf(r.toId!);
-    msgTypes += sep + arrayElement(r.msgType ?? "");
-    actions += sep + arrayElement(r.action ?? "");
-    payloads += sep + arrayElement(r.payload);
-    e2ees += sep + arrayElement(r.e2ee);
-    createdAts += sep + arrayElement(r.createdAt);
-    serverTs += sep + String(r.serverTs);
-    fromDevices += sep + arrayElement(r.fromDevice);
-  }
-  return [ids, clientIds, chatTypes, froms, tos, msgTypes, actions, payloads, e2ees, createdAts, serverTs, fromDevices].map((c) => c + "}");
+/** The scratch the batch's column literals are written in (one statement's columns at a time). */
+const LITERALS = new ArrayBytes();
+
+/** One column: every row's element through `element`, as one literal's bytes. */
+function column(unique: readonly StoreItem[], element: (w: ArrayBytes, r: StoredRow) => void): Uint8Array {
+  const w = LITERALS.open();
+  for (let i = 0; i < unique.length; i++) element(w, unique[i]!.row);
+  return w.close();
+}
+
+/**
+ * The batch's columns (BATCH_ROWS), each element as written into its array literal (ArrayBytes): never-null
+ * decimals bare, texts quoted, NULL where absent; a payload held as bytes is copied in, not decoded.
+ */
+const COLUMNS: readonly ((w: ArrayBytes, r: StoredRow) => void)[] = [
+  (w, r) => w.bare(r.id.toString()),
+  (w, r) => w.text(r.clientId),
+  (w, r) => w.text(r.chatType),
+  (w, r) => w.bare(r.fromId === null || r.fromId === undefined ? "NULL" : decimalOf(r.fromId)),
+  (w, r) => w.bare(decimalOf(r.toId!)),
+  (w, r) => w.text(r.msgType ?? ""),
+  (w, r) => w.text(r.action ?? ""),
+  (w, r) => (r.payloadUtf8 ? w.utf8(r.payloadUtf8) : w.text(r.payload)),
+  (w, r) => w.text(r.e2ee),
+  (w, r) => w.text(r.createdAt),
+  (w, r) => w.bare(String(r.serverTs)),
+  (w, r) => w.text(r.fromDevice),
+];
+
+/** Each column of the batch as one array literal's UTF-8, bound as text (Store.query). */
+function rowsAsArrays(unique: readonly StoreItem[]): Uint8Array[] {
+  const out: Uint8Array[] = new Array(COLUMNS.length);
+  for (let c = 0; c < COLUMNS.length; c++) out[c] = column(unique, COLUMNS[c]!);
+  return out;
 }
 
 /**
