@@ -31,6 +31,15 @@ describe("Histogram", () => {
     expect(Math.abs(merged.percentile(99.9) - 50_000) / 50_000).toBeLessThan(0.016);
   });
 
+  test("reset empties it: what was recorded before counts for nothing after", () => {
+    const h = new Histogram();
+    for (const v of [5, 500, 50_000]) h.record(v);
+    h.reset();
+    expect(h.summary()).toEqual(new Histogram().summary());
+    h.record(7);
+    expect(h.summary()).toMatchObject({ count: 1, min_us: 7, max_us: 7, p50_us: 7, p99_us: 7 });
+  });
+
   test("empty summary is zeros", () => {
     expect(new Histogram().summary().p99_us).toBe(0);
   });

@@ -58,6 +58,15 @@ export class Histogram {
     if (us > this.max) this.max = us;
   }
 
+  /** Empties it: a generator records through its warm-up and starts again as its window opens (bench/load/common.ts). */
+  reset(): void {
+    this.counts.fill(0);
+    this.n = 0;
+    this.min = Infinity;
+    this.max = 0;
+    this.sum = 0;
+  }
+
   merge(s: HistSnapshot): this {
     for (const [i, c] of s.b) this.counts[i]! += c;
     this.n += s.n;

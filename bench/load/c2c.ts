@@ -45,13 +45,17 @@ let closes = 0;
 /** Close code → count, for closes before the end (a server that closes says why). */
 const closeCodes: Record<number, number> = {};
 const win = new Window(p.warmupMs, p.durationMs);
+win.onOpen = () => {
+  for (const h of [hAck, hDeliver, hDone, hLag]) h.reset();
+  completed = 0;
+};
 const a: WebSocket[] = [];
 const b: WebSocket[] = [];
 
 function send(i: number, at: number): boolean {
   if (sentN[i]! - doneN[i]! >= CAP) return (skipped++, false);
   times[i * CAP + (sentN[i]! % CAP)] = at;
-  if (p.rate > 0 && win.measuring) hLag.record((performance.now() - at) * 1000);
+  if (p.rate > 0 && !win.stopped) hLag.record((performance.now() - at) * 1000);
   a[i]!.send(proto.message(p.pairOffset + i, sentN[i]!));
   sentN[i]!++;
   return true;
@@ -61,7 +65,7 @@ const since = (i: number, n: number) => (performance.now() - times[i * CAP + (n 
 
 function onSender(i: number, data: Uint8Array | string): void {
   if (proto.sender(data) !== "server_ack") return void other++;
-  if (win.measuring) hAck.record(since(i, ackN[i]!));
+  if (!win.stopped) hAck.record(since(i, ackN[i]!));
   ackN[i]!++;
   if (proto.selfAck) b[i]!.send(proto.clientAck(data, p.pairOffset + i));
 }
@@ -69,14 +73,14 @@ function onSender(i: number, data: Uint8Array | string): void {
 function onReceiver(i: number, data: Uint8Array | string): void {
   const kind = proto.receiver(data);
   if (kind === "deliver") {
-    if (win.measuring) hDeliver.record(since(i, delN[i]!));
+    if (!win.stopped) hDeliver.record(since(i, delN[i]!));
     delN[i]!++;
     b[i]!.send(proto.clientAck(data, p.pairOffset + i));
   } else if (kind === "confirm") {
-    if (win.measuring) {
+    if (!win.stopped) {
       hDone.record(since(i, doneN[i]!));
       completed++;
-      if (p.maxMessages > 0 && completed >= p.maxMessages) win.stop();
+      if (win.measuring && p.maxMessages > 0 && completed >= p.maxMessages) win.stop();
     }
     doneN[i]!++;
     if (p.rate === 0 && !win.stopped) send(i, performance.now());

@@ -34,6 +34,11 @@ const received = new Uint32Array(p.online);
 const push = new Histogram(); // publish → push, per push
 const call = new Histogram(); // the publish request itself (Ibis)
 const win = new Window(p.warmupMs, p.durationMs);
+win.onOpen = () => {
+  call.reset();
+  push.reset();
+  pushes = completed = 0;
+};
 let published = 0;
 let got = 0; // pushes for the current publish
 let completed = 0;
@@ -58,7 +63,7 @@ function publish(): void {
   }).then(
     async (res) => {
       const text = await res.text();
-      if (win.measuring) call.record((performance.now() - sentAt) * 1000);
+      if (!win.stopped) call.record((performance.now() - sentAt) * 1000);
       if (res.status !== 200 || !text.includes('"code":0')) throw new Error(`publish refused: ${res.status} ${text.slice(0, 200)}`);
     },
     (e: Error) => {
@@ -74,12 +79,12 @@ function onMessage(j: number, data: Uint8Array): void {
   }
   // Pushes may coalesce only across publishes in flight; with one at a time each publish is one push per socket.
   if (++received[j]! < published) return;
-  if (win.measuring) {
+  if (!win.stopped) {
     pushes++;
     push.record((performance.now() - sentAt) * 1000);
   }
   if (++got < p.online) return;
-  if (win.measuring) completed++;
+  if (!win.stopped) completed++;
   if (!win.stopped) publish();
 }
 

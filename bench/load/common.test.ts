@@ -30,6 +30,27 @@ describe("Window", () => {
     expect(measuring[0]!.at - started).toBeGreaterThanOrEqual(35);
   });
 
+  test("onOpen runs once as the window opens, before it measures and before its announcement", async () => {
+    const w = new Window(20, 20);
+    const seen: { measuring: boolean; lines: number }[] = [];
+    let lines: { line: string }[] = [];
+    lines = await captured(w, async () => {
+      w.onOpen = () => seen.push({ measuring: w.measuring, lines: lines.length });
+      w.start();
+      await new Promise<void>((resolve) => (w.onStop = resolve));
+    });
+    expect(seen).toEqual([{ measuring: false, lines: 0 }]);
+    expect(lines.map((l) => JSON.parse(l.line).event)).toEqual(["measuring"]);
+  });
+
+  test("a generator's first line is written as it starts (Bun makes stdout on its first use: not mid-run)", () => {
+    const run = Bun.spawnSync(["bun", "-e", `await import(${JSON.stringify(`${import.meta.dir}/common.ts`)}); await Bun.sleep(20); process.exit(0);`], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect(run.stdout.toString().split("\n")[0]).toBe(JSON.stringify({ event: "started" }));
+  });
+
   test("a window stopped inside its warm-up announces nothing", async () => {
     const w = new Window(30, 30);
     const lines = await captured(w, async () => {
@@ -39,5 +60,12 @@ describe("Window", () => {
     });
     expect(lines).toHaveLength(0);
     expect(w.seconds).toBe(0);
+    let opened = false;
+    const v = new Window(10, 10);
+    v.onOpen = () => (opened = true);
+    v.start();
+    v.stop();
+    await Bun.sleep(30);
+    expect(opened).toBe(false);
   });
 });

@@ -19,6 +19,11 @@ setInterval(() => {
   if (process.ppid !== parent) process.exit(2);
 }, 1000).unref();
 
+// The first line goes out at start: Bun makes a process's stdout on its first use, and a generator whose first
+// line was the window's "measuring" stalled for 15–30 ms as the window opened, a stall the latencies of the
+// window's first 100 ms carried (bench/FINDINGS.md, twenty-third section).
+emit("started", {});
+
 export function emit(event: string, body: object): void {
   process.stdout.write(JSON.stringify({ event, ...body }) + "\n");
 }
@@ -93,6 +98,12 @@ export class Window {
   private stopCpu?: () => { client_cpu_pct: number; client_rss_kb: number };
   cpu = { client_cpu_pct: 0, client_rss_kb: 0 };
   onStop?: () => void;
+  /**
+   * Runs as the window opens, before `measuring` turns true: a generator records through its warm-up and drops it
+   * here, so that its hot paths run the same code before and after the window opens (a branch first taken then
+   * threw its compiled code away mid-run; bench/FINDINGS.md, twenty-third section).
+   */
+  onOpen?: () => void;
 
   constructor(
     private readonly warmupMs: number,
@@ -105,6 +116,7 @@ export class Window {
 
   private begin(): void {
     if (this.stopped) return;
+    this.onOpen?.();
     this.measuring = true;
     this.startedAt = performance.now();
     emit("measuring", {}); // a parent that starts other load with this window waits for it (bench/limit.ts)

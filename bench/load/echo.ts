@@ -52,6 +52,10 @@ const times = new Float64Array(p.conns * window);
 const head = new Uint32Array(p.conns);
 const tail = new Uint32Array(p.conns);
 const win = new Window(p.warmupMs, p.durationMs);
+win.onOpen = () => {
+  hist.reset();
+  received = bytes = 0;
+};
 let sockets: WebSocket[] = [];
 
 function send(i: number): void {
@@ -78,11 +82,11 @@ function onReply(i: number, data: Uint8Array | string): void {
   }
   const t = times[i * window + (tail[i]! % window)]!;
   tail[i]!++;
-  if (win.measuring) {
+  if (!win.stopped) {
     received++;
     bytes += replyBytes;
     hist.record((performance.now() - t) * 1000);
-    if (p.maxMessages > 0 && received >= p.maxMessages) win.stop();
+    if (win.measuring && p.maxMessages > 0 && received >= p.maxMessages) win.stop();
   }
   if (!soak && !win.stopped) send(i);
 }

@@ -49,6 +49,10 @@ let done = 0; // messages every member has
 let deliveries = 0;
 let completed = 0;
 const win = new Window(p.warmupMs, p.durationMs);
+win.onOpen = () => {
+  hist.reset();
+  deliveries = completed = 0;
+};
 let sockets: WebSocket[] = [];
 
 function publish(): void {
@@ -86,13 +90,13 @@ function onMessage(j: number, data: Uint8Array): void {
   const seq = ibis ? ibisSeq(j, data) : p.proto === "relay" ? relaySeq(j, data) : new DataView(data.buffer, data.byteOffset).getUint32(HEADER);
   if (seq < 0) return;
   const slot = seq % p.window;
-  if (win.measuring) {
+  if (!win.stopped) {
     deliveries++;
     hist.record((performance.now() - sentAt[slot]!) * 1000);
   }
   if (++got[slot]! < p.members) return;
   done++;
-  if (win.measuring && ++completed >= p.maxMessages && p.maxMessages > 0) win.stop();
+  if (!win.stopped && ++completed >= p.maxMessages && p.maxMessages > 0 && win.measuring) win.stop();
   if (!win.stopped) publish();
 }
 
