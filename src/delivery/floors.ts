@@ -23,6 +23,10 @@ import type { MarkRow } from "./writer.ts";
 
 /** How often the watermark is written and touched devices' floors move. */
 export const FLOOR_TICK_MS = 1_000;
+
+/** This node's watermark, written every tick: a fixed text, prepared once (no SQL built per tick). */
+const PUBLISH = `insert into writer_watermark (instance, low_id, seen_at) values ($1, $2::bigint, $3::bigint)
+  on conflict (instance) do update set low_id = excluded.low_id, seen_at = excluded.seen_at`;
 /** Devices per floor statement, and statements per tick (the rest wait for the next tick). */
 const DEVICES_PER_STATEMENT = 500;
 const STATEMENTS_PER_TICK = 4;
@@ -103,8 +107,7 @@ export class Floors {
   async #publish(): Promise<void> {
     // Read before the statement goes out: what it says must hold from the moment it is visible.
     const low = this.lowWater();
-    await this.store.db.execute(sql`insert into writer_watermark (instance, low_id, seen_at) values (${this.#instance}, ${low}, ${this.now()})
-      on conflict (instance) do update set low_id = excluded.low_id, seen_at = excluded.seen_at`);
+    await this.store.query(PUBLISH, [this.#instance, low.toString(), String(this.now())]);
   }
 
   #touch(d: DeviceKey): void {

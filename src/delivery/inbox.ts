@@ -306,13 +306,16 @@ export function compactFloorsQuery(safe: bigint): SQL {
  * The floors' watermark bound (docs/delivery.md "Floors"): the least of the
  * running nodes' watermarks (src/delivery/floors.ts), under which no message
  * can still commit, and never below compaction's settled bound (a node that
- * stopped without removing its row holds the floors back for SETTLE_MS).
+ * stopped without removing its row holds the floors back for SETTLE_MS). Its
+ * two numbers are SQL values: parameters, or a FixedStatement's placeholders.
  */
-export function watermarkBound(nowMs: number): SQL {
-  const settled = idFloorForTime(nowMs - SETTLE_MS);
+function watermarkBoundOf(settled: unknown, seenSince: unknown): SQL {
   return sql`(select greatest(${settled}::bigint, coalesce(min(w.low_id), ${settled}::bigint)) from writer_watermark w
-    where w.seen_at >= ${nowMs - SETTLE_MS})`;
+    where w.seen_at >= ${seenSince}::bigint)`;
 }
+
+/** The settled id floor and the oldest watermark that still counts, at `nowMs`. */
+const watermarkArgs = (nowMs: number): [string, string] => [idFloorForTime(nowMs - SETTLE_MS).toString(), String(nowMs - SETTLE_MS)];
 
 /**
  * The floor update for some devices (InboxReader.advanceFloors; exported for
@@ -320,14 +323,28 @@ export function watermarkBound(nowMs: number): SQL {
  * of the settled time, one primary-key probe per device.
  */
 export function advanceFloorsQuery(devices: readonly DeviceKey[], nowMs: number): SQL {
-  const users = arrayLiteral(devices.map((d) => d.userId.toString()));
-  const ids = arrayLiteral(devices.map((d) => d.deviceId));
+  return advanceFloorsSql(...advanceFloorsArgs(devices, nowMs));
+}
+
+function advanceFloorsSql(users: unknown, ids: unknown, settled: unknown, seenSince: unknown): SQL {
   return floorsQuery(
-    watermarkBound(nowMs),
+    watermarkBoundOf(settled, seenSince),
     sql`unnest(${users}::bigint[], ${ids}::text[]) as r(user_id, device_id)
       cross join lateral (select k.* from ${deliveryDevices} k where k.user_id = r.user_id and k.device_id = r.device_id offset 0) n`,
   );
 }
+
+/** Users, devices, and the watermark bound's two numbers. */
+function advanceFloorsArgs(devices: readonly DeviceKey[], nowMs: number): [string, string, string, string] {
+  return [arrayLiteral(devices.map((d) => d.userId.toString())), arrayLiteral(devices.map((d) => d.deviceId)), ...watermarkArgs(nowMs)];
+}
+
+/**
+ * advanceFloorsQuery compiled once: it runs every floor tick (each second under load), and drizzle compiling its
+ * text each time made drizzle's chunk mapper hot enough to be compiled by the optimising JIT in the middle of a run,
+ * one 125 ms compile on a core of two (bench/FINDINGS.md, twenty-third section).
+ */
+const ADVANCE_FLOORS = new FixedStatement<[string, string, string, string]>((u, i, s, w) => advanceFloorsSql(u, i, s, w), 4);
 
 /** Floors of the devices `from` names (rows `n` of delivery_device) moved up to their first pending message, at most to `safe`. */
 function floorsQuery(safe: SQL, from: SQL): SQL {
@@ -600,7 +617,9 @@ export class InboxReader {
    * since the last compaction. Marks under the floors stay for compaction.
    */
   async advanceFloors(devices: readonly DeviceKey[], nowMs: number): Promise<void> {
-    if (devices.length) await this.store.db.execute(advanceFloorsQuery(devices, nowMs));
+    if (!devices.length) return;
+    const { text, params } = ADVANCE_FLOORS.bind(...advanceFloorsArgs(devices, nowMs));
+    await this.store.query(text, params);
   }
 
   /** Deletes messages (with their inbox rows and marks) minted before `beforeMs`; ids are time-ordered. */
