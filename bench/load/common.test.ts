@@ -32,15 +32,16 @@ describe("Window", () => {
 
   test("onOpen runs once as the window opens, before it measures and before its announcement", async () => {
     const w = new Window(20, 20);
-    const seen: { measuring: boolean; lines: number }[] = [];
-    let lines: { line: string }[] = [];
-    lines = await captured(w, async () => {
-      w.onOpen = () => seen.push({ measuring: w.measuring, lines: lines.length });
+    const seen: { measuring: boolean; at: number }[] = [];
+    const lines = await captured(w, async () => {
+      w.onOpen = () => seen.push({ measuring: w.measuring, at: performance.now() });
       w.start();
       await new Promise<void>((resolve) => (w.onStop = resolve));
     });
-    expect(seen).toEqual([{ measuring: false, lines: 0 }]);
+    expect(seen).toHaveLength(1);
+    expect(seen[0]!.measuring).toBe(false);
     expect(lines.map((l) => JSON.parse(l.line).event)).toEqual(["measuring"]);
+    expect(lines[0]!.at).toBeGreaterThanOrEqual(seen[0]!.at); // the announcement comes after it
   });
 
   test("a generator's first line is written as it starts (Bun makes stdout on its first use: not mid-run)", () => {
