@@ -96,7 +96,8 @@ function onMessage(j: number, data: Uint8Array): void {
   }
   if (++got[slot]! < p.members) return;
   done++;
-  if (!win.stopped && ++completed >= p.maxMessages && p.maxMessages > 0 && win.measuring) win.stop();
+  if (!win.stopped) completed++;
+  if (win.measuring && p.maxMessages > 0 && completed >= p.maxMessages) win.stop();
   if (!win.stopped) publish();
 }
 

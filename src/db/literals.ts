@@ -136,14 +136,12 @@ export class ArrayBytes {
     this.#at = at;
   }
 
-  /** A text with non-ASCII characters, from its opening quote at `start`: escaped as a string, then encoded in place. */
+  /** A text with non-ASCII characters, written again from `start`: quoted and escaped as a string (arrayElement), then encoded in place. */
   #wide(start: number, s: string): void {
-    const escaped = NEEDS_ESCAPE.test(s) ? s.replace(ESCAPED, "\\$&") : s;
-    this.#at = start + 1;
-    this.#room(3 * escaped.length + 1);
-    const { written } = encoder.encodeInto(escaped, this.#buf.subarray(this.#at));
-    this.#at += written;
-    this.#buf[this.#at++] = QUOTE;
+    const quoted = arrayElement(s);
+    this.#at = start;
+    this.#room(3 * quoted.length);
+    this.#at += encoder.encodeInto(quoted, this.#buf.subarray(start)).written;
   }
 
   /** Room for a separator and `n` more bytes, and the separator. */
