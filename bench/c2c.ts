@@ -176,8 +176,22 @@ await scenarioMain(async (cleanup) => {
         title:
           "latency at a share of each server's own max (open loop, from scheduled send time to CLIENT_ACK_CONFIRM; " +
           "send→delivery from scheduled send time to the receiver's push, issue 19's measure; generator lag: how late the " +
-          "generator's own sends left past their scheduled time, which every latency here includes)",
-        columns: ["server", "load %", "offered/s", "completed/s", ...LATENCY_COLUMNS, "send→delivery p99 ms", "generator lag p99 ms", "machine idle %", "of it waiting on I/O"],
+          "generator's own sends left past their scheduled time, which every latency here includes; the kernel's writeback over " +
+          "the round: the most page cache dirty at once and the most written to disk in 100 ms, a burst that a PostgreSQL " +
+          "commit's WAL flush waits behind, docs/operations.md)",
+        columns: [
+          "server",
+          "load %",
+          "offered/s",
+          "completed/s",
+          ...LATENCY_COLUMNS,
+          "send→delivery p99 ms",
+          "generator lag p99 ms",
+          "machine idle %",
+          "of it waiting on I/O",
+          "dirty page cache peak MB",
+          "largest disk write in 100 ms, MB",
+        ],
         rows: live.flatMap((t) =>
           (byLoad[t.name] ?? []).map((x) => [
             t.name,
@@ -189,6 +203,8 @@ await scenarioMain(async (cleanup) => {
             worstP99(x.round, "send_lag"),
             x.round.machine_idle_pct ?? "",
             x.round.machine_iowait_pct ?? "",
+            x.round.machine_dirty_peak_mb ?? "",
+            x.round.machine_disk_burst_mb ?? "",
           ]),
         ),
       },

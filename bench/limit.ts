@@ -181,6 +181,7 @@ await scenarioMain(async (cleanup) => {
         columns: [
           "server", "MB/s (echoed; Ibis: delivered)", "× bun-echo", "p50 ms", "max ms", "server CPU %", "server RSS MB", "fresh MiB per frame", "client CPU %",
           `small C2C p99 ms (${P.smallRate}/s alongside; every round's messages)`, "small C2C p99 ms per round", "its SERVER_ACK p99 ms (median round)",
+          "largest disk write in 100 ms per round, MB (the kernel's writeback: docs/operations.md)",
         ],
         rows: targets.filter((t) => rounds[t.name]).map((t) => {
           const m = medianRound(rounds[t.name]!, mbps);
@@ -188,6 +189,7 @@ await scenarioMain(async (cleanup) => {
           return [
             t.name, round(rr[t.name]!.median, 1), rr[t.name]!.ratio, round(m.latency.p50_us / 1000, 1), round(m.latency.max_us / 1000, 1), m.server_cpu_pct,
             round(m.server_rss_kb / 1024, 1), freshMibPerFrame(m), m.client_cpu_pct, small?.p99 ?? "", small?.perRound ?? "", small?.ackP99 ?? "",
+            rounds[t.name]!.map((r) => r.machine_disk_burst_mb ?? "").join(" / "),
           ];
         }),
       },

@@ -1,5 +1,5 @@
 import { Histogram, type HistSnapshot, type Percentiles } from "./hist.ts";
-import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb } from "./procstat.ts";
+import { contextSwitches, cpuMeter, cpuMsOfCommand, idleShares, machineCpu, minorFaults, rssKb, writebackMeter } from "./procstat.ts";
 import { pairedTable } from "./rounds.ts";
 import { round, sum } from "./stats.ts";
 
@@ -41,6 +41,12 @@ export interface Round {
    */
   machine_idle_pct?: number;
   machine_iowait_pct?: number;
+  /**
+   * The kernel's writeback during the round (`writebackMeter`): the most page cache dirty at once, MB, and the most
+   * written to the disks in 100 ms, MB. Absent in results written before they were recorded.
+   */
+  machine_dirty_peak_mb?: number;
+  machine_disk_burst_mb?: number;
   client_cpu_pct: number;
   /** Every client's result without its histogram (the merged one is `hist`). */
   clients: Omit<ClientResult, "hist">[];
@@ -54,8 +60,16 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
   const db0 = cpuMsOfCommand("postgres");
   const ctxt0 = contextSwitches();
   const machine0 = machineCpu();
+  const writeback = writebackMeter();
   const t0 = performance.now();
-  const results = await run();
+  let results: ClientResult[];
+  try {
+    results = await run();
+  } catch (e) {
+    writeback(); // its timer stops with the round
+    throw e;
+  }
+  const wb = writeback();
   const cpu = meters.map((m) => m());
   const wallMs = performance.now() - t0;
   const dbPct = ((cpuMsOfCommand("postgres") - db0) / wallMs) * 100;
@@ -75,6 +89,8 @@ export async function measure(serverPids: number[], run: () => Promise<ClientRes
     machine_ctxt_per_s: round(ctxtPerS),
     machine_idle_pct: idle.idle_pct,
     machine_iowait_pct: idle.iowait_pct,
+    machine_dirty_peak_mb: wb.dirty_peak_mb,
+    machine_disk_burst_mb: wb.disk_burst_mb,
     client_cpu_pct: round(sum(results.map((r) => r.client_cpu_pct)), 1),
     clients: results.map(({ hist: _h, ...rest }) => rest),
     hist: h.snapshot(),

@@ -1,7 +1,22 @@
 import { describe, expect, test } from "bun:test";
-import { openSync, closeSync, writeSync } from "node:fs";
+import { closeSync, fsyncSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { join } from "node:path";
 import { availableParallelism } from "node:os";
-import { contextSwitches, cpuMeter, cpuMs, idleShares, machineCpu, minorFaults, rssKb, runQueueWaitMs, sysMs } from "./procstat.ts";
+import {
+  contextSwitches,
+  cpuMeter,
+  cpuMs,
+  diskWrittenBytes,
+  dirtyKb,
+  idleShares,
+  machineCpu,
+  minorFaults,
+  physicalDisks,
+  rssKb,
+  runQueueWaitMs,
+  sysMs,
+  writebackMeter,
+} from "./procstat.ts";
 
 describe("procstat: this process's own counters", () => {
   test("minor faults grow when fresh memory is touched; CPU and RSS read", () => {
@@ -128,5 +143,44 @@ describe("procstat: the machine's idle share", () => {
     } finally {
       spinner.kill();
     }
+  });
+});
+
+describe("procstat: the kernel's writeback", () => {
+  test("dirty memory is Dirty + Writeback of /proc/meminfo", () => {
+    const meminfo = "MemTotal:       24684152 kB\nDirty:             1234 kB\nWriteback:          66 kB\nWritebackTmp:        9 kB\n";
+    expect(dirtyKb(meminfo)).toBe(1300);
+    expect(dirtyKb()).toBeGreaterThanOrEqual(0);
+  });
+
+  test("bytes written count whole disks only, in 512-byte sectors", () => {
+    expect([...physicalDisks(["loop0", "ram1", "zram0", "dm-0", "md127", "vda", "nvme0n1", "sda"])]).toEqual(["vda", "nvme0n1", "sda"]);
+    const stats = [
+      " 253       0 vda 100 0 2000 50 300 10 4000 90 0 120 140",
+      " 253       1 vda1 100 0 2000 50 300 10 4000 90 0 120 140",
+      "   7       0 loop0 1 0 8 0 0 0 800 0 0 0 0",
+    ].join("\n");
+    expect(diskWrittenBytes(new Set(["vda"]), stats)).toBe(4000 * 512);
+  });
+
+  test("a file written, left dirty, then flushed shows as dirty memory and as a disk write", async () => {
+    // Under the repository, not the OS temp dir: that may be a tmpfs, which never goes to a disk.
+    const dir = mkdtempSync(join(import.meta.dir, "..", "..", ".writeback-test-"));
+    const meter = writebackMeter(20);
+    try {
+      const fd = openSync(join(dir, "f"), "w");
+      const chunk = new Uint8Array(1 << 20).fill(7);
+      for (let i = 0; i < 32; i++) writeSync(fd, chunk);
+      await Bun.sleep(100); // sampled while dirty
+      fsyncSync(fd);
+      closeSync(fd);
+      await Bun.sleep(60);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    const { dirty_peak_mb, disk_burst_mb } = meter();
+    // Seen dirty (the kernel's default writeback waits); on a host that writes back early, seen going out at once.
+    expect(dirty_peak_mb >= 16 || disk_burst_mb >= 4).toBe(true);
+    expect(disk_burst_mb).toBeGreaterThan(0.5);
   });
 });

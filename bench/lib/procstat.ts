@@ -207,3 +207,66 @@ export function sampler(pid: number, everyMs: number): () => Sample[] {
     return out;
   };
 }
+
+/** Page cache waiting to be written to disk or being written (`Dirty` + `Writeback` of /proc/meminfo), KiB. */
+export function dirtyKb(meminfo = readFileSync("/proc/meminfo", "utf8")): number {
+  let kb = 0;
+  for (const line of meminfo.split("\n")) {
+    const m = /^(Dirty|Writeback):\s+(\d+) kB/.exec(line);
+    if (m) kb += Number(m[2]);
+  }
+  return kb;
+}
+
+/** Whole disks (/sys/block, without loop, RAM and device-mapper devices, which would count a write twice or none). */
+export function physicalDisks(blocks: readonly string[] = readdirSync("/sys/block")): Set<string> {
+  return new Set(blocks.filter((b) => !/^(loop|ram|zram|dm-|md)/.test(b)));
+}
+
+/** Bytes written so far to `disks` (/proc/diskstats: sectors written, field 10, are 512 B whatever the device's sector size). */
+export function diskWrittenBytes(disks: ReadonlySet<string>, diskstats = readFileSync("/proc/diskstats", "utf8")): number {
+  let bytes = 0;
+  for (const line of diskstats.split("\n")) {
+    const f = line.trim().split(/\s+/);
+    if (f.length > 9 && disks.has(f[2]!)) bytes += Number(f[9]) * 512;
+  }
+  return bytes;
+}
+
+/**
+ * The kernel's writeback over a round, sampled every `everyMs`: the most page cache dirty at once and the most
+ * written to disk within one interval. A closed loop on PostgreSQL leaves its relation files' pages dirty and the
+ * kernel writes them back in bursts of 100 MB and more, which every commit's WAL flush then waits behind
+ * (docs/operations.md, bench/FINDINGS.md ninth section): a round's latency tail beside a large burst is the host's.
+ * Zeros where /proc cannot be read.
+ */
+export function writebackMeter(everyMs = 100): () => { dirty_peak_mb: number; disk_burst_mb: number } {
+  let disks: Set<string>;
+  try {
+    disks = physicalDisks();
+  } catch {
+    return () => ({ dirty_peak_mb: 0, disk_burst_mb: 0 });
+  }
+  const read = () => {
+    try {
+      return { dirty: dirtyKb(), written: diskWrittenBytes(disks) };
+    } catch {
+      return { dirty: 0, written: 0 };
+    }
+  };
+  let last = read();
+  let peakKb = last.dirty;
+  let burst = 0;
+  const step = () => {
+    const now = read();
+    peakKb = Math.max(peakKb, now.dirty);
+    burst = Math.max(burst, now.written - last.written);
+    last = now;
+  };
+  const timer = setInterval(step, everyMs);
+  return () => {
+    clearInterval(timer);
+    step();
+    return { dirty_peak_mb: Math.round(peakKb / 102.4) / 10, disk_burst_mb: Math.round(burst / 104_857.6) / 10 };
+  };
+}
