@@ -363,7 +363,7 @@ export const fields = {
   deliveryMarkTickMs: def(
     "IBIS_DELIVERY_MARK_TICK_MS",
     int(25, 0, 1000),
-    "Least time between two acknowledgement batches to the database, ms: the acks of one device in one group within it become one cursor row write (confirms are not delayed). 0: back to back.",
+    "Least time between two acknowledgement batches to the database, ms: the acks of one device in one group within it become one cursor row write (confirms are not delayed). A full batch goes at once. 0: back to back.",
   ),
   deliveryRetryTickMs: def("IBIS_DELIVERY_RETRY_TICK_MS", int(100, 10, 1000), "Granularity of the delivery retry timer wheel, ms."),
   deliveryPruneIntervalMs: def(

@@ -94,6 +94,24 @@ describe("MarkLedger", () => {
     expect(writes).toEqual([1, 50, 1]);
   });
 
+  test("a tick holds small batches only: a full batch goes at once, so the tick never caps how many marks a second are written", async () => {
+    const writes: number[] = [];
+    const ledger = new MarkLedger(new MemoryMarkShare(), async (rows) => void writes.push(rows.length), 10, () => {}, 10_000, 60_000);
+    const marks = (from: number, n: number) =>
+      ledger.record(Array.from({ length: n }, (_, i) => ({ userId: 1n, deviceId: "d", messageId: BigInt(from + i) })));
+    marks(0, 1);
+    await Bun.sleep(20);
+    expect(writes).toEqual([1]);
+    marks(1, 1); // a small batch: it waits for the one-minute tick
+    await Bun.sleep(20);
+    expect(writes).toEqual([1]);
+    marks(2, 24); // now two full batches and a small one
+    await Bun.sleep(50);
+    expect(writes).toEqual([1, 10, 10]); // the last five wait for the tick
+    await ledger.flush();
+    expect(writes).toEqual([1, 10, 10, 5]);
+  });
+
   test("bounded: with the store down, the oldest waiting marks are dropped (share too), memory stays flat", async () => {
     const share = new MemoryMarkShare();
     const errors: unknown[] = [];
