@@ -80,7 +80,7 @@ export const fields = {
   ),
   tlsCert: def("IBIS_TLS_CERT", z.string().default(""), "PEM certificate chain file: with IBIS_TLS_KEY, REST and /ws answer https and wss directly."),
   tlsKey: def("IBIS_TLS_KEY", z.string().default(""), "PEM private key file for IBIS_TLS_CERT."),
-  dbPoolSize: def("IBIS_DB_POOL", int(10, 1, 200), "PostgreSQL connections per process."),
+  dbPoolSize: def("IBIS_DB_POOL", int(10, 1, 200), "PostgreSQL connections per process, one of them the message batches' own (docs/storage.md)."),
   redisUrl: def(
     "REDIS_URL",
     z.string().default(""),

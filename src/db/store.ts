@@ -41,6 +41,16 @@ export interface Store {
    * instead (src/db/statement.ts) and run through `query`.
    */
   fixed<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
+  /**
+   * `query` for the delivery writer's message batches. On PostgreSQL they
+   * have a connection of their own and a second batch is pipelined behind
+   * the one in flight: the backend finds it waiting when its commit is done
+   * (no wake-up, no second backend: bench/FINDINGS.md, twenty-sixth section).
+   * Behind a statement there longer than `pipelineWithinMs` (a lock wait, a
+   * stalled commit) it goes to the pool instead; so does a 16 MiB message
+   * (`query`), which never holds this connection. PGlite: `query`.
+   */
+  writes<T = Record<string, unknown>>(text: string, params: readonly unknown[]): Promise<T[]>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }
@@ -53,7 +63,18 @@ export interface StoreOptions {
   /** A PGlite data-directory dump to start from (tests' template; skips initdb). */
   readonly pgliteTemplate?: Blob;
   readonly migrate?: boolean;
+  /** PostgreSQL: `writes` pipelines a batch behind one in flight for less than this (tests lengthen it). */
+  readonly pipelineWithinMs?: number;
 }
+
+/**
+ * A second message batch is pipelined on the writer's connection only behind
+ * one that went to the backend less than this long ago: about a commit under
+ * load here (98 % of commits within 5 ms, bench/FINDINGS.md 2026-11-28). Behind
+ * an older one (waiting for a lock, a stalled backend) it goes to the pool,
+ * where it cannot be held up by it.
+ */
+const PIPELINE_WITHIN_MS = 5;
 
 /** Rows of a `db.execute` result: postgres.js returns an array, PGlite `{ rows }`. */
 export function rowsOf<T>(result: unknown): T[] {
@@ -70,7 +91,7 @@ function answers(query: () => PromiseLike<unknown>): Promise<boolean> {
 
 export async function openStore(opts: StoreOptions): Promise<Store> {
   const store = opts.url.startsWith("postgres://") || opts.url.startsWith("postgresql://")
-    ? openPostgres(opts.url, opts.poolSize ?? 10)
+    ? openPostgres(opts.url, opts.poolSize ?? 10, opts.pipelineWithinMs ?? PIPELINE_WITHIN_MS)
     : await openPglite(opts);
   if (opts.migrate !== false) await migrate(store);
   return store;
@@ -108,34 +129,54 @@ function textBytes(client: postgres.Sql, params: readonly unknown[]): readonly u
   return params;
 }
 
-function openPostgres(given: string, max: number): Store {
+function openPostgres(given: string, size: number, pipelineWithinMs: number): Store {
   const { url, path } = unixSocketOf(given);
   const single = singleHost(url);
-  const client = postgres(url, {
-    max,
-    ...(path ? { path } : {}),
-    ...(single ? { socket: noDelaySocket as never } : {}),
-    onnotice: () => {},
-    // int8 as bigint, so ids never pass through a number even in raw queries.
-    types: { bigint: postgres.BigInt },
-    // Reconnect delay in seconds after failed connects. postgres.js grows it to 20 s, so a node outlived a
-    // database restart by that long (docs/delivery.md "store down"); one attempt per second at most is cheap.
-    backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1),
-    connection: { application_name: "ibis" },
-  });
+  const connect = (max: number) =>
+    postgres(url, {
+      max,
+      ...(path ? { path } : {}),
+      ...(single ? { socket: noDelaySocket as never } : {}),
+      onnotice: () => {},
+      // int8 as bigint, so ids never pass through a number even in raw queries.
+      types: { bigint: postgres.BigInt },
+      // Reconnect delay in seconds after failed connects. postgres.js grows it to 20 s, so a node outlived a
+      // database restart by that long (docs/delivery.md "store down"); one attempt per second at most is cheap.
+      backoff: (retries: number) => (0.5 + Math.random() / 2) * Math.min(0.05 * 2 ** retries, 1),
+      connection: { application_name: "ibis" },
+    });
+  // IBIS_DB_POOL counts both: the message batches' own connection is one of them (with a pool of one, they share it).
+  const client = connect(Math.max(1, size - 1));
+  const writer = size > 1 ? connect(1) : client;
+  /** When each statement on the writer's connection became the one the backend runs, oldest first. */
+  const heads: number[] = [];
+  const run = async <T>(on: postgres.Sql, text: string, params: readonly unknown[]) =>
+    (await on.unsafe(text, textBytes(on, params) as never[], { prepare: true })) as unknown as T[];
   const db = drizzlePostgres(client, { schema }) as unknown as Db;
   return {
     kind: "postgres",
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
-    query: async <T>(text: string, params: readonly unknown[]) =>
-      (await client.unsafe(text, textBytes(client, params) as never[], { prepare: true })) as unknown as T[],
+    query: <T>(text: string, params: readonly unknown[]) => run<T>(client, text, params),
+    writes: <T>(text: string, params: readonly unknown[]) => {
+      const t = performance.now();
+      // One batch pipelined behind a young one; behind one that waits longer (a lock, a stalled commit), the pool.
+      const onWriter = writer !== client && (heads.length === 0 || (heads.length === 1 && t - heads[0]! < pipelineWithinMs));
+      if (!onWriter) return run<T>(client, text, params);
+      heads.push(t);
+      return run<T>(writer, text, params).finally(() => {
+        heads.shift(); // answers come in order: the next one is the head from now
+        if (heads.length) heads[0] = performance.now();
+      });
+    },
     fixed: async <T>(query: SQL) => {
       const q = dialect.sqlToQuery(query);
       return (await client.unsafe(q.sql, q.params as never[], { prepare: true })) as unknown as T[];
     },
     ping: () => answers(() => client`select 1`),
-    close: () => client.end({ timeout: 5 }),
+    close: async () => {
+      await Promise.all([client.end({ timeout: 5 }), writer === client ? undefined : writer.end({ timeout: 5 })]);
+    },
   };
 }
 
@@ -221,6 +262,7 @@ async function openPglite(opts: StoreOptions): Promise<Store> {
     db,
     rows: async <T>(query: SQL) => rowsOf<T>(await db.execute(query)),
     query: <T>(text: string, params: readonly unknown[]) => prepared.query<T>(text, params),
+    writes: <T>(text: string, params: readonly unknown[]) => prepared.query<T>(text, params),
     fixed: <T>(query: SQL) => {
       const q = dialect.sqlToQuery(query);
       return prepared.query<T>(q.sql, q.params);

@@ -334,14 +334,16 @@ type Inserted = { id: bigint | string; seq: bigint | string | null };
  * Plain inserts first; a batch that hit a unique index is written again deduplicating. `undefined`: a plain batch
  * without a group message, inbox rows or marks stored every row (PLAIN_INSERT returns none).
  */
-function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[]): Promise<Inserted[] | undefined> {
+function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[], large: boolean): Promise<Inserted[] | undefined> {
   const extra = params.length > MESSAGE_COLUMNS; // batchParams leaves the inbox and mark columns out when it has none
+  // Batches on the writer's own pipelined connection; a large message (its lane) on the pool, never in front of them.
+  const run = <T>(text: string) => (large ? store.query<T>(text, params) : store.writes<T>(text, params));
   return plainFirst<Inserted[] | undefined>(
     async () => {
-      const rows = await store.query<Inserted>(insertText(false, one, timeline, extra), params);
+      const rows = await run<Inserted>(insertText(false, one, timeline, extra));
       return timeline || extra ? rows : undefined;
     },
-    () => store.query<Inserted>(insertText(true, one, timeline, extra), params),
+    () => run<Inserted>(insertText(true, one, timeline, extra)),
   );
 }
 
@@ -473,7 +475,7 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   }
   const one = unique.length === 1;
   const params = batchParams(unique, one);
-  const returned = await insertRows(store, one, group, params);
+  const returned = await insertRows(store, one, group, params, one && itemBytes(unique[0]!) > BATCH_BYTES);
   // undefined: a plain batch stored every row (nothing comes back, nothing to look up).
   const inserted = returned && new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
   const stored = (id: bigint) => inserted === undefined || inserted.has(id);

@@ -75,7 +75,8 @@ test("a PostgreSQL store opened through the no-delay socket factory answers, and
 test("queries one after another go to the connection that went idle last, not to each of the pool's connections in turn [postgres]", async () => {
   const url = testEnv.pgUrl;
   if (!url) throw new Error("PostgreSQL is required: the real-database tests never skip (test/support/preload.ts)");
-  const store = await openStore({ url, migrate: false, poolSize: 4 });
+  // Five: four for queries, one for the message batches (`writes`).
+  const store = await openStore({ url, migrate: false, poolSize: 5 });
   try {
     // Four at once: the pool opens all four connections.
     const opened = await Promise.all(
@@ -88,6 +89,62 @@ test("queries one after another go to the connection that went idle last, not to
     expect(pids.size).toBe(1);
   } finally {
     await store.close();
+  }
+});
+
+test("writes: the message batches have a connection of their own (one of IBIS_DB_POOL's), pipelined, never behind the pool's queries; a pool of one shares it [postgres]", async () => {
+  const url = testEnv.pgUrl;
+  if (!url) throw new Error("PostgreSQL is required: the real-database tests never skip (test/support/preload.ts)");
+  const store = await openStore({ url, migrate: false, poolSize: 3, pipelineWithinMs: 60_000 });
+  const admin = await openStore({ url, migrate: false, poolSize: 1 });
+  const LOCK = 0x1b5701;
+  const lockHolder = (await admin.rows<{ pid: number }>(sql`select pg_backend_pid() as pid, pg_advisory_lock(${LOCK})`))[0]!.pid;
+  // Both of the pool's connections wait for the lock.
+  const blocked = [1, 2].map(() => store.query("select pg_advisory_lock_shared($1)", [LOCK]));
+  try {
+    const waiting = async () =>
+      (await admin.rows<{ pid: number }>(sql`select pid from pg_locks where locktype = 'advisory' and not granted and objid = ${LOCK}`)).map((r) => r.pid);
+    let pool: number[] = [];
+    for (let i = 0; i < 200 && pool.length < 2; i++) pool = await waiting();
+    expect(pool.length).toBe(2);
+    // Two at once: answered while the pool is stuck, both on one backend that is none of the pool's (pipelined).
+    const two = await Promise.all([1, 2].map(() => store.writes<{ pid: number }>("select pg_backend_pid() as pid", [])));
+    const writer = two[0]![0]!.pid;
+    expect(two[1]![0]!.pid).toBe(writer);
+    expect([...pool, lockHolder]).not.toContain(writer);
+  } finally {
+    await admin.rows(sql`select pg_advisory_unlock(${LOCK})`);
+    await Promise.all(blocked);
+    await store.close();
+    await admin.close();
+  }
+  // Behind a statement in flight longer than pipelineWithinMs (here: any), the next one goes to the pool, and is
+  // answered while the writer's connection waits for a lock.
+  const strict = await openStore({ url, migrate: false, poolSize: 3, pipelineWithinMs: 0 });
+  const holder = await openStore({ url, migrate: false, poolSize: 1 });
+  await holder.rows(sql`select pg_advisory_lock(${LOCK})`);
+  try {
+    const [head] = await strict.writes<{ pid: number }>("select pg_backend_pid() as pid", []);
+    const stuck = strict.writes("select pg_advisory_lock_shared($1)", [LOCK]);
+    const [next] = await strict.writes<{ pid: number }>("select pg_backend_pid() as pid", []);
+    expect(next!.pid).not.toBe(head!.pid);
+    await holder.rows(sql`select pg_advisory_unlock(${LOCK})`);
+    await stuck;
+    // Once answered, the writer's connection takes the next one again.
+    expect((await strict.writes<{ pid: number }>("select pg_backend_pid() as pid", []))[0]!.pid).toBe(head!.pid);
+  } finally {
+    await holder.rows(sql`select pg_advisory_unlock_all()`);
+    await strict.close();
+    await holder.close();
+  }
+  // A pool of one: the batches share its connection.
+  const one = await openStore({ url, migrate: false, poolSize: 1 });
+  try {
+    const [q] = await one.query<{ pid: number }>("select pg_backend_pid() as pid", []);
+    const [w] = await one.writes<{ pid: number }>("select pg_backend_pid() as pid", []);
+    expect(w!.pid).toBe(q!.pid);
+  } finally {
+    await one.close();
   }
 });
 

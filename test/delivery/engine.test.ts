@@ -744,8 +744,11 @@ describe("store first [postgres]", () => {
       const held = locker.db.transaction(async (tx) => {
         await tx.execute(sql`lock table messages in access exclusive mode`);
         for (const s of sessions) for (let i = 0; i < 10; i++) rig.delivery.engine.onMessage(s, uplink("C2C", ALICE, BOB));
-        // Wait (by condition, not by time) until the writer is blocked on the lock.
+        // Wait (by condition, not by time) until the writer is blocked on the lock. Inside a transaction
+        // pg_stat_activity is read once and kept: the snapshot is cleared each time (else a first read that came
+        // before the writer's connection was even open would be the answer forever).
         for (;;) {
+          await tx.execute(sql`select pg_stat_clear_snapshot()`);
           const waiting = rowsOf<{ n: bigint | number }>(
             await tx.execute(sql`select count(*) as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`),
           );

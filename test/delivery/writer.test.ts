@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { messages } from "../../src/db/schema/index.ts";
 import { sql } from "drizzle-orm";
-import type { Store } from "../../src/db/store.ts";
+import { openStore, type Store } from "../../src/db/store.ts";
 import { parseSeqRuns } from "../../src/db/schema/timeline.ts";
 import { ABOVE_MAX, DeliveryWriter, foldRuns, writeMarks, type MarkRow, type StoreItem } from "../../src/delivery/writer.ts";
 import { freshStore, storeKinds } from "../support/stores.ts";
@@ -222,6 +222,36 @@ for (const kind of storeKinds()) {
     });
   });
 }
+
+test("PostgreSQL: message batches go out on the writer's own connection, pipelined behind the one in flight; a large message on the pool, never behind them [postgres]", async () => {
+  const ts = await freshStore("postgres");
+  // The same database, with pipelining allowed behind a statement of any age (the default's 5 ms is a timing).
+  const fresh = { store: await openStore({ url: ts.url, poolSize: 4, migrate: false, pipelineWithinMs: 60_000 }) };
+  const admin = await openStore({ url: ts.url, poolSize: 1, migrate: false }); // holds the lock (advisory locks are per database)
+  const LOCK = 0x1b5702;
+  await admin.rows(sql`select pg_advisory_lock(${LOCK})`);
+  // The writer's connection waits for the lock: whatever is pipelined behind it waits too.
+  const held = fresh.store.writes("select pg_advisory_lock_shared($1)", [LOCK]);
+  const w = new DeliveryWriter(fresh.store, 16);
+  let smallDone = false;
+  const small = w.messages.add(item(30n, "C2C.30.1.s", 1n)).then((r) => ((smallDone = true), r));
+  const base = item(31n, "C2C.31.1.l", 3n);
+  const large: StoreItem = { ...base, inbox: [], row: { ...base.row, payload: JSON.stringify({ text: "l".repeat((1 << 20) + 16) }) } };
+  try {
+    // Over a batch's bytes (a lane of its own): written on the pool while the small one waits behind the lock.
+    expect(await w.messages.add(large)).toMatchObject({ serverId: 31n, duplicate: false });
+    expect(smallDone).toBe(false);
+  } finally {
+    await admin.rows(sql`select pg_advisory_unlock(${LOCK})`);
+  }
+  expect(await small).toMatchObject({ serverId: 30n, duplicate: false });
+  await held;
+  const stored = await fresh.store.db.select({ id: messages.id }).from(messages).orderBy(messages.id);
+  expect(stored.map((r) => r.id)).toEqual([30n, 31n]);
+  await admin.close();
+  await fresh.store.close();
+  await ts.dispose();
+});
 
 describe("foldRuns", () => {
   const ack = (seq: bigint, conv = 7n, userId = 1n, deviceId = "d"): MarkRow => ({ userId, deviceId, messageId: 0n, conv, seq });
