@@ -74,7 +74,7 @@ export interface StoreOptions {
  * an older one (waiting for a lock, a stalled backend) it goes to the pool,
  * where it cannot be held up by it.
  */
-const PIPELINE_WITHIN_MS = 5;
+export const PIPELINE_WITHIN_MS = 5;
 
 /** Rows of a `db.execute` result: postgres.js returns an array, PGlite `{ rows }`. */
 export function rowsOf<T>(result: unknown): T[] {

@@ -11,6 +11,7 @@ import { sql } from "drizzle-orm";
 import { IbisConnection } from "../../src/client/index.ts";
 import { advanceFloorsQuery, InboxReader, SETTLE_MS } from "../../src/delivery/inbox.ts";
 import { DeliveryWriter, mayHaveCommitted, type StoreItem } from "../../src/delivery/writer.ts";
+import { PIPELINE_WITHIN_MS } from "../../src/db/store.ts";
 import { toRow } from "../../src/delivery/wire.ts";
 import { idFloorForTime } from "../../src/ids/tsid.ts";
 import { api, startTestNode, type TestNode } from "../support/node.ts";
@@ -146,6 +147,8 @@ describe("a late commit under an advanced floor [postgres]", () => {
     await inPlace;
     a1.send(m1);
     await until(async () => (await store.rows(sql`select 1 from pg_stat_activity where wait_event_type = 'Lock' and query like 'insert into messages%'`)).length > 0);
+    // m1's batch has waited past the pipelining window: the next batch goes to the pool, not behind it (src/db/store.ts).
+    await Bun.sleep(PIPELINE_WITHIN_MS * 2);
 
     // A later message from someone else commits, is delivered and acknowledged: the floor moves behind it.
     const m2 = c2c(carol.userId, bob.userId, "on time");
