@@ -48,6 +48,12 @@ export interface BatchOrder<T> {
   readonly overlapBelow?: number;
   /** An item's weight against `overlapBelow` (one that weighs `overlapBelow` keeps every other batch from going out beside its own). */
   readonly weightOf?: (item: T) => number;
+  /**
+   * A batch in flight longer than this (ms) gives its slot and weight back: the next batch goes out beside it
+   * instead of every item waiting for a statement stuck on a lock (or pipelined behind one). At most `depth`
+   * such batches beyond the slots, so a database slow for everyone is not sent ever more at once. undefined: never.
+   */
+  readonly stallMs?: number;
 }
 
 /** A formed batch until it settled: its keys (undefined: ordered against all) and its settlement. */
@@ -94,6 +100,9 @@ export class GroupCommit<T, R> {
   readonly #writing = new Set<readonly T[]>();
   /** Batches written so far (metrics, tests). */
   batches = 0;
+  /** The small batches in flight, oldest first, when they went out and their weight (`stallMs`). */
+  readonly #sent: { readonly at: number; readonly weight: number }[] = [];
+  #stallTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     private readonly write: (items: T[]) => Promise<R[]>,
@@ -160,7 +169,38 @@ export class GroupCommit<T, R> {
     if (this.#inLane(head)) return this.#large === 0;
     if (this.#inflight === 0) return true;
     const below = this.order.overlapBelow;
-    return this.#inflight < this.depth && (below === undefined || this.#inflightWeight < below);
+    let inflight = this.#inflight;
+    let weight = this.#inflightWeight;
+    const stallMs = this.order.stallMs;
+    const cut = stallMs === undefined || !this.#sent.length ? -Infinity : performance.now() - stallMs;
+    if (this.#sent.length && this.#sent[0]!.at <= cut) {
+      if (inflight >= 2 * this.depth) return false;
+      // Stalled batches (the oldest ones) hold no slot.
+      for (const b of this.#sent) {
+        if (b.at > cut) break;
+        inflight--;
+        weight -= b.weight;
+      }
+      if (inflight === 0) return true;
+    }
+    return inflight < this.depth && (below === undefined || weight < below);
+  }
+
+  /** With items waiting for a slot: look again once the oldest batch in flight counts as stalled. */
+  #watchStall(): void {
+    const stallMs = this.order.stallMs;
+    if (stallMs === undefined || this.#stallTimer || !this.#queue.length) return;
+    // The next batch to stall (the oldest one not stalled yet); none: a batch's answer kicks the queue.
+    const now = performance.now();
+    const next = this.#sent.find((b) => b.at > now - stallMs);
+    if (!next) return;
+    const due = next.at + stallMs - now;
+    this.#stallTimer = setTimeout(() => {
+      this.#stallTimer = undefined;
+      this.#run();
+      this.#watchStall();
+    }, Math.max(1, Math.ceil(due)));
+    this.#stallTimer.unref?.();
   }
 
   #weight(batch: readonly Waiter<T, R>[]): number {
@@ -176,7 +216,8 @@ export class GroupCommit<T, R> {
   }
 
   #kick(): void {
-    if (!this.#canRun() || this.#scheduled) return;
+    if (!this.#canRun()) return this.#watchStall();
+    if (this.#scheduled) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -191,10 +232,12 @@ export class GroupCommit<T, R> {
       for (const b of batch) this.#queuedBytes -= b.size;
       this.batches++;
       const weight = lane ? 0 : this.#weight(batch);
+      const sent = lane ? undefined : { at: performance.now(), weight };
       if (lane) this.#large++;
       else {
         this.#inflight++;
         this.#inflightWeight += weight;
+        this.#sent.push(sent!);
       }
       const items = batch.map((b) => b.item);
       this.#writing.add(items);
@@ -211,6 +254,7 @@ export class GroupCommit<T, R> {
         else {
           this.#inflight--;
           this.#inflightWeight -= weight;
+          this.#sent.splice(this.#sent.indexOf(sent!), 1);
         }
         if (this.#queue.length) this.#kick();
       });

@@ -20,6 +20,36 @@ function gated<T>(order: BatchOrder<T>) {
 }
 
 describe("GroupCommit", () => {
+  test("stallMs: a batch in flight that long gives its slot back (the next goes out beside it), at most depth more", async () => {
+    const { gc, writes, gates, turn } = gated<number>({ stallMs: 20 });
+    const until = async (n: number) => {
+      for (let i = 0; i < 500 && writes.length < n; i++) await Bun.sleep(5);
+    };
+    const all = [gc.add(1), gc.add(2)];
+    await turn();
+    all.push(gc.add(3));
+    await turn();
+    expect(writes).toEqual([[1, 2], [3]]); // two slots, both held
+    all.push(gc.add(4));
+    await turn();
+    expect(writes.length).toBe(2); // waits for a slot
+    await until(3); // without stallMs it would wait for an answer forever
+    expect(writes[2]).toEqual([4]);
+    all.push(gc.add(5));
+    await until(4);
+    expect(writes[3]).toEqual([5]);
+    // Four in flight (depth 2 and two stalled beyond it): the next waits for an answer, however long they stall.
+    all.push(gc.add(6));
+    await Bun.sleep(80);
+    expect(writes.length).toBe(4);
+    gates[0]!();
+    await until(5);
+    expect(writes[4]).toEqual([6]);
+    for (let i = 1; i < 5; i++) gates[i]!();
+    expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5, 6]);
+  });
+
+
   test("items enqueued together share one write; results come back in order", async () => {
     const writes: number[][] = [];
     const gc = new GroupCommit<number, string>(async (items) => {

@@ -36,6 +36,8 @@ for (const kind of storeKinds()) {
       const w = new DeliveryWriter(fresh.store, 16);
       expect(w.messages.depth).toBe(kind === "postgres" ? 2 : 1);
       expect(w.messages.order.overlapBelow).toBe(32);
+      // A batch in flight 100 ms gives its slot back on PostgreSQL (a lock wait holds no one else); PGlite: never.
+      expect(w.messages.order.stallMs).toBe(kind === "postgres" ? 100 : undefined);
       // A group message closes the second slot (a group's batches take its head row one after another).
       expect(w.messages.order.weightOf!(item(1n, "C2C.1.1.w"))).toBe(1);
       expect(w.messages.order.weightOf!({ ...item(2n, "C2G.2.1.w"), row: { ...item(2n, "C2G.2.1.w").row, chatType: "C2G" } })).toBe(32);
