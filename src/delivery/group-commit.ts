@@ -105,7 +105,8 @@ export class GroupCommit<T, R> {
   #stallTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
-    private readonly write: (items: T[]) => Promise<R[]>,
+    /** `lane`: the batch is a large item in its lane of its own (`largeLane`). */
+    private readonly write: (items: T[], lane: boolean) => Promise<R[]>,
     private readonly maxBatch: number,
     readonly depth = 1,
     private readonly bounds: QueueBounds<T> = { maxItems: Number.MAX_SAFE_INTEGER, maxBytes: Number.MAX_SAFE_INTEGER, sizeOf: () => 0 },
@@ -172,8 +173,9 @@ export class GroupCommit<T, R> {
     let inflight = this.#inflight;
     let weight = this.#inflightWeight;
     const stallMs = this.order.stallMs;
-    const cut = stallMs === undefined || !this.#sent.length ? -Infinity : performance.now() - stallMs;
-    if (this.#sent.length && this.#sent[0]!.at <= cut) {
+    // #inflight > 0: #sent holds those batches, oldest first.
+    const cut = stallMs === undefined ? -Infinity : performance.now() - stallMs;
+    if (this.#sent[0]!.at <= cut) {
       if (inflight >= 2 * this.depth) return false;
       // Stalled batches (the oldest ones) hold no slot.
       for (const b of this.#sent) {
@@ -241,7 +243,7 @@ export class GroupCommit<T, R> {
       }
       const items = batch.map((b) => b.item);
       this.#writing.add(items);
-      const written: Promise<Outcome<R>> = this.write(items).then(
+      const written: Promise<Outcome<R>> = this.write(items, lane).then(
         (results) => ({ ok: true, results }),
         (err: unknown) => ({ ok: false, err }),
       );

@@ -334,10 +334,10 @@ type Inserted = { id: bigint | string; seq: bigint | string | null };
  * Plain inserts first; a batch that hit a unique index is written again deduplicating. `undefined`: a plain batch
  * without a group message, inbox rows or marks stored every row (PLAIN_INSERT returns none).
  */
-function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[], large: boolean): Promise<Inserted[] | undefined> {
+function insertRows(store: Store, one: boolean, timeline: boolean, params: unknown[], lane: boolean): Promise<Inserted[] | undefined> {
   const extra = params.length > MESSAGE_COLUMNS; // batchParams leaves the inbox and mark columns out when it has none
   // Batches on the writer's own pipelined connection; a large message (its lane) on the pool, never in front of them.
-  const run = <T>(text: string) => (large ? store.query<T>(text, params) : store.writes<T>(text, params));
+  const run = <T>(text: string) => (lane ? store.query<T>(text, params) : store.writes<T>(text, params));
   return plainFirst<Inserted[] | undefined>(
     async () => {
       const rows = await run<Inserted>(insertText(false, one, timeline, extra));
@@ -463,7 +463,7 @@ function firstOccurrences(items: readonly StoreItem[]): number[] {
   return first;
 }
 
-async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]> {
+async function writeMessages(store: Store, items: StoreItem[], lane: boolean): Promise<Stored[]> {
   const db = store.db;
   const first = firstOccurrences(items);
   const unique: StoreItem[] = [];
@@ -475,7 +475,7 @@ async function writeMessages(store: Store, items: StoreItem[]): Promise<Stored[]
   }
   const one = unique.length === 1;
   const params = batchParams(unique, one);
-  const returned = await insertRows(store, one, group, params, one && itemBytes(unique[0]!) > BATCH_BYTES);
+  const returned = await insertRows(store, one, group, params, lane);
   // undefined: a plain batch stored every row (nothing comes back, nothing to look up).
   const inserted = returned && new Map(returned.map((r) => [BigInt(r.id), r.seq === null ? undefined : BigInt(r.seq)]));
   const stored = (id: bigint) => inserted === undefined || inserted.has(id);
@@ -566,8 +566,8 @@ export class DeliveryWriter {
     // BATCH_BYTES) goes in a lane of its own beside them; batches settle in order per sender (per group for C2G), so
     // its long insert holds up no one else's acknowledgements. PGlite has one connection: one batch at a time.
     this.messages = new GroupCommit(
-      metrics.timed((items: StoreItem[]) =>
-        writeMessages(store, items).catch((err: unknown) => {
+      metrics.timed((items: StoreItem[], lane: boolean) =>
+        writeMessages(store, items, lane).catch((err: unknown) => {
           if (mayHaveCommitted(err)) this.#pin(items, now());
           throw err;
         }),

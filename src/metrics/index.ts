@@ -66,10 +66,10 @@ export const metrics = {
     this.busLag.observe(Math.max(0, Date.now() - Number(s.slice(0, s.indexOf("-")))) / 1000);
   },
   /** Wraps a batch writer: batch size and duration observed, failures counted (the error goes on). */
-  timed<T, R>(write: (items: T[]) => Promise<R>): (items: T[]) => Promise<R> {
-    return (items) => {
+  timed<T, R, A extends unknown[]>(write: (items: T[], ...rest: A) => Promise<R>): (items: T[], ...rest: A) => Promise<R> {
+    return (items, ...rest) => {
       const t = performance.now();
-      return write(items).then(
+      return write(items, ...rest).then(
         (r) => (this.committed(items.length, t), r),
         (e: unknown) => {
           this.dbErrors.inc();
