@@ -51,7 +51,9 @@ export interface BatchOrder<T> {
   /**
    * A batch in flight longer than this (ms) gives its slot and weight back: the next batch goes out beside it
    * instead of every item waiting for a statement stuck on a lock (or pipelined behind one). At most `depth`
-   * such batches beyond the slots, so a database slow for everyone is not sent ever more at once. undefined: never.
+   * such batches beyond the slots, so a database slow for everyone is not sent ever more at once; none while the
+   * store is failing (a batch failed: every connection is stuck, not one statement, and the slots alone probe it).
+   * undefined: never.
    */
   readonly stallMs?: number;
 }
@@ -174,7 +176,7 @@ export class GroupCommit<T, R> {
     let weight = this.#inflightWeight;
     const stallMs = this.order.stallMs;
     // #inflight > 0: #sent holds those batches, oldest first.
-    const cut = stallMs === undefined ? -Infinity : performance.now() - stallMs;
+    const cut = stallMs === undefined || this.#failing ? -Infinity : performance.now() - stallMs;
     if (this.#sent[0]!.at <= cut) {
       if (inflight >= 2 * this.depth) return false;
       // Stalled batches (the oldest ones) hold no slot.

@@ -49,6 +49,41 @@ describe("GroupCommit", () => {
     expect(await Promise.all(all)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
+  test("stallMs: none while the store is failing (everything is stuck, not one statement): the slots alone", async () => {
+    const writes: number[][] = [];
+    const gates: (() => void)[] = [];
+    const gc = new GroupCommit<number, number>(
+      async (items) => {
+        writes.push(items);
+        if (items[0] === 1) throw new Error("connection cut");
+        await new Promise<void>((r) => gates.push(r));
+        return items;
+      },
+      100,
+      2,
+      undefined,
+      { stallMs: 20 },
+    );
+    expect(gc.add(1)).rejects.toThrow("connection cut");
+    await gc.flush();
+    expect(gc.failing).toBe(true);
+    const all = [gc.add(2)];
+    await Bun.sleep(1);
+    all.push(gc.add(3));
+    await Bun.sleep(1);
+    expect(writes).toEqual([[1], [2], [3]]); // two slots, both held
+    all.push(gc.add(4));
+    await Bun.sleep(80); // stalled four times over, and still only the slots
+    expect(writes.length).toBe(3);
+    gates[0]!();
+    for (let i = 0; i < 200 && writes.length < 4; i++) await Bun.sleep(5);
+    expect(writes[3]).toEqual([4]);
+    gates[1]!();
+    gates[2]!();
+    expect(await Promise.all(all)).toEqual([2, 3, 4]);
+    expect(gc.failing).toBe(false);
+  });
+
 
   test("items enqueued together share one write; results come back in order", async () => {
     const writes: number[][] = [];
