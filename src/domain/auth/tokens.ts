@@ -108,8 +108,37 @@ export class TokenService {
   /** The last header segment that passed the checks below (the same text passes them again). */
   #acceptedHeader: string | undefined;
 
+  /**
+   * Tokens whose signature checked out, with their decoded claims, in two generations of at most `VERIFIED_MAX`
+   * (the older dropped whole when the younger fills): a device that reconnects presents the same token again, and
+   * its HMAC, decoding and parse cost most of the check (~3.7 µs against ~0.35). Only the signature's
+   * verdict is remembered: the claims' times and kind are checked on every use, the session on every handshake.
+   */
+  #verified = new Map<string, Readonly<Record<string, unknown>>>();
+  #verifiedOlder = new Map<string, Readonly<Record<string, unknown>>>();
+
+  /** Tokens remembered as signed by our key (tests). */
+  get remembered(): number {
+    return this.#verified.size + this.#verifiedOlder.size;
+  }
+
   /** The claims of a well-formed HS256 JWS signed with our key; undefined for anything else. */
-  #signedPayload(token: string): Record<string, unknown> | undefined {
+  #signedPayload(token: string): Readonly<Record<string, unknown>> | undefined {
+    // Not moved up when found in the older generation: a storm of more devices than one generation would then
+    // rotate the generations while it is read, dropping entries it is about to use.
+    const known = this.#verified.get(token) ?? this.#verifiedOlder.get(token);
+    if (known !== undefined) return known;
+    const payload = this.#checkSignature(token);
+    if (payload === undefined) return undefined; // a refused token is never remembered
+    if (this.#verified.size >= VERIFIED_MAX) {
+      this.#verifiedOlder = this.#verified;
+      this.#verified = new Map();
+    }
+    this.#verified.set(token, payload);
+    return payload;
+  }
+
+  #checkSignature(token: string): Readonly<Record<string, unknown>> | undefined {
     const dot1 = token.indexOf(".");
     const dot2 = token.indexOf(".", dot1 + 1);
     if (dot1 <= 0 || dot2 <= dot1 + 1 || token.indexOf(".", dot2 + 1) !== -1 || dot2 === token.length - 1) return undefined;
@@ -125,9 +154,13 @@ export class TokenService {
     // node:crypto, not Bun.CryptoHasher: the latter can throw on an OpenSSL error left queued by another operation.
     const mac = createHmac("sha256", this.#key).update(token.slice(0, dot2)).digest();
     if (!timingSafeEqual(mac, sig)) return undefined;
-    return jsonObject(token.slice(dot1 + 1, dot2));
+    const payload = jsonObject(token.slice(dot1 + 1, dot2));
+    return payload && Object.freeze(payload); // shared by every later use of the token
   }
 }
+
+/** Verified tokens per generation (`#verified`): two generations hold a reconnect storm of 8,192 devices, ~4 MB at most. */
+export const VERIFIED_MAX = 4096;
 
 const UTF8 = new TextDecoder("utf-8", { fatal: true });
 

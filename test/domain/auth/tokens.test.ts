@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { createHmac } from "node:crypto";
 import { SignJWT } from "jose";
-import { TokenService } from "../../../src/domain/auth/tokens.ts";
+import { TokenService, VERIFIED_MAX } from "../../../src/domain/auth/tokens.ts";
 
 const SECRET = "a-test-secret-of-some-length-0123456789";
 const KEY = new TextEncoder().encode(SECRET);
@@ -80,5 +80,44 @@ describe("TokenService.verify (HS256 without jose on the verify path)", () => {
     expect(await t.verify(handSigned({ alg: "HS256" }, [1, 2]), "access")).toMatchObject({ ok: false, error: { msg: "invalid token" } });
     // The hand signer is right: the same claims under a plain header pass.
     expect((await t.verify(handSigned({ alg: "HS256" }, claims), "access")).ok).toBe(true);
+  });
+});
+
+describe("TokenService: verified tokens remembered", () => {
+  test("a token seen again skips the signature, not its times or kind; a refused one is never remembered", async () => {
+    let now = T;
+    const t = new TokenService({ secret: SECRET, accessTtlSec: 3600, refreshTtlSec: 86_400, clockSkewSec: 300 }, () => now);
+    const token = await t.issue(UID, "phone-1", "access", 2, "j-2");
+    const first = t.verifySync(token, "access");
+    expect(first.ok).toBe(true);
+    expect(t.remembered).toBe(1);
+    expect(t.verifySync(token, "access")).toEqual(first);
+    expect(t.verifySync(token, "refresh")).toMatchObject({ ok: false, error: { msg: "invalid refresh token" } });
+    now = T + (3600 + 300) * 1000; // past expiry and the skew: refused although remembered
+    expect(t.verifySync(token, "access")).toMatchObject({ ok: false, error: { msg: "token expired" } });
+    expect(t.remembered).toBe(1);
+    now = T;
+    const [h, p, s] = token.split(".") as [string, string, string];
+    const forged = `${h}.${b64({ sub: "1", typ: "access", iat: S, exp: S + 60 })}.${s}`;
+    for (let i = 0; i < 2; i++) expect(t.verifySync(forged, "access")).toMatchObject({ ok: false, error: { msg: "invalid token" } });
+    expect(t.verifySync(`${h}.${p}.${s.slice(0, -1)}A`, "access").ok).toBe(false);
+    expect(t.remembered).toBe(1);
+    // Another service (another key) does not share the memory.
+    const other = new TokenService({ secret: `${SECRET}-other`, accessTtlSec: 3600, refreshTtlSec: 86_400, clockSkewSec: 300 }, () => now);
+    expect(other.verifySync(token, "access")).toMatchObject({ ok: false, error: { msg: "invalid token" } });
+  });
+
+  test("bounded: two generations of VERIFIED_MAX, the older dropped whole; an older entry is still answered", async () => {
+    const t = service();
+    const tokens = await Promise.all(Array.from({ length: VERIFIED_MAX + 10 }, (_, i) => t.issue(UID + BigInt(i), `d${i}`, "access")));
+    for (const tok of tokens) expect(t.verifySync(tok, "access").ok).toBe(true);
+    expect(t.remembered).toBe(VERIFIED_MAX + 10);
+    for (const tok of tokens) expect(t.verifySync(tok, "access").ok).toBe(true); // all found, none added
+    expect(t.remembered).toBe(VERIFIED_MAX + 10);
+    const more = await Promise.all(Array.from({ length: VERIFIED_MAX }, (_, i) => t.issue(UID - BigInt(i + 1), `e${i}`, "access")));
+    for (const tok of more) expect(t.verifySync(tok, "access").ok).toBe(true);
+    expect(t.remembered).toBeLessThanOrEqual(2 * VERIFIED_MAX);
+    // The first ones, dropped, are verified again from their signature.
+    expect(t.verifySync(tokens[0]!, "access")).toMatchObject({ ok: true, value: { userId: UID, deviceId: "d0" } });
   });
 });
