@@ -64,8 +64,7 @@ describe("GroupCommit", () => {
       undefined,
       { stallMs: 20 },
     );
-    expect(gc.add(1)).rejects.toThrow("connection cut");
-    await gc.flush();
+    await expect(gc.add(1)).rejects.toThrow("connection cut");
     expect(gc.failing).toBe(true);
     const all = [gc.add(2)];
     await Bun.sleep(1);
